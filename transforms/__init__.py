@@ -1,0 +1,55 @@
+"""transforms: composable function transformations (jvp, vjp, grad, jacobians) for NumPy code.
+
+Example:
+    >>> import numpy as np
+    >>> import transforms as T
+    >>> import transforms.numpy as tnp
+    >>> T.grad(lambda x: tnp.sum(tnp.sin(x)))(np.zeros(2))
+    array([1., 1.])
+"""
+
+from . import numpy as numpy
+from .compose import Pullback as Pullback
+from .compose import check_grads as check_grads
+from .compose import grad as grad
+from .compose import hessian as hessian
+from .compose import jacfwd as jacfwd
+from .compose import jacrev as jacrev
+from .compose import jvp as jvp
+from .compose import value_and_grad as value_and_grad
+from .compose import vjp as vjp
+from .core import DerivativeDroppedError as DerivativeDroppedError
+from .core import EscapedTracerError as EscapedTracerError
+from .core import NoRuleError as NoRuleError
+from .core import Primitive as Primitive
+from .core import TraceMixError as TraceMixError
+from .core import TransformsError as TransformsError
+from .core import tree_util as tree_util
+from .jvp import defjvp as defjvp
+from .typing import Array as Array
+from .typing import ArrayLike as ArrayLike
+from .vjp import defvjp as defvjp
+
+__all__ = [
+    "Array",
+    "ArrayLike",
+    "DerivativeDroppedError",
+    "EscapedTracerError",
+    "NoRuleError",
+    "Primitive",
+    "Pullback",
+    "TraceMixError",
+    "TransformsError",
+    "check_grads",
+    "defjvp",
+    "defvjp",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "numpy",
+    "tree_util",
+    "value_and_grad",
+    "vjp",
+]

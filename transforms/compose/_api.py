@@ -1,0 +1,214 @@
+"""The user-facing derivative transforms, with JAX's names and signatures.
+
+``jvp`` and ``vjp`` are the two primitives of this layer; ``grad`` and ``value_and_grad``
+are ``vjp`` seeded with 1 on a scalar output.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
+
+import numpy as np
+
+from transforms.core import Array, ArrayLike
+from transforms.numpy import ones_like
+from transforms.numpy._define import dtype_of, shape_of
+
+from ._args import normalize_argnums, partial_of
+from ._core_transforms import jvp_flat, vjp_flat
+
+__all__ = ["jvp", "vjp", "grad", "value_and_grad", "Pullback"]
+
+P = ParamSpec("P")
+A = TypeVar("A")
+Aux = TypeVar("Aux")
+Out = TypeVar("Out")
+
+
+class Pullback(Protocol):
+    """The function returned by ``vjp``: output cotangent -> tuple of input cotangents."""
+
+    def __call__(self, ct: Any, /) -> tuple[Any, ...]: ...
+
+
+@overload
+def jvp(
+    fun: Callable[..., Out],
+    primals: Sequence[ArrayLike],
+    tangents: Sequence[ArrayLike],
+    has_aux: Literal[False] = False,
+) -> tuple[Out, Out]: ...
+@overload
+def jvp(
+    fun: Callable[..., tuple[Out, Aux]],
+    primals: Sequence[ArrayLike],
+    tangents: Sequence[ArrayLike],
+    has_aux: Literal[True],
+) -> tuple[Out, Out, Aux]: ...
+def jvp(
+    fun: Callable[..., Any],
+    primals: Sequence[ArrayLike],
+    tangents: Sequence[ArrayLike],
+    has_aux: bool = False,
+) -> tuple[Any, ...]:
+    """Forward mode: ``fun``'s value at ``primals`` and its derivative along ``tangents``.
+
+    Args:
+        fun: function of ``len(primals)`` positional array (pytree) arguments.
+        primals: a tuple or list of the arguments.
+        tangents: same structure, shapes and dtypes as ``primals``.
+        has_aux: ``fun`` returns ``(out, aux)``; ``aux`` is passed through undifferentiated.
+
+    Returns:
+        ``(out, tangent_out)``, or ``(out, tangent_out, aux)`` with ``has_aux``.
+
+    Example:
+        >>> jvp(tnp.sin, (0.0,), (1.0,))  # doctest: +SKIP
+        (array(0.), array(1.))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            "jvp: primals and tangents must be tuples or lists of arguments, got "
+            f"{type(primals).__name__} and {type(tangents).__name__}; e.g. jvp(f, (x,), (t,))"
+        )
+    if len(primals) != len(tangents):
+        raise TypeError(
+            f"jvp: got {len(primals)} primal(s) but {len(tangents)} tangent(s); pass one "
+            "tangent per primal"
+        )
+    out, tangent_out, aux = jvp_flat(fun, primals, tangents, has_aux)
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+@overload
+def vjp(
+    fun: Callable[..., Out], *primals: ArrayLike, has_aux: Literal[False] = False
+) -> tuple[Out, Pullback]: ...
+@overload
+def vjp(
+    fun: Callable[..., tuple[Out, Aux]], *primals: ArrayLike, has_aux: Literal[True]
+) -> tuple[Out, Pullback, Aux]: ...
+def vjp(fun: Callable[..., Any], *primals: ArrayLike, has_aux: bool = False) -> tuple[Any, ...]:
+    """Reverse mode: ``fun``'s value at ``primals`` and its pullback.
+
+    The pullback maps a cotangent of the output to the tuple of cotangents of ``primals``.
+    It can be called many times, after ``vjp`` has returned, and under other transforms
+    (it is itself differentiable).
+
+    Example:
+        >>> out, pullback = vjp(tnp.sin, 0.0)  # doctest: +SKIP
+        >>> pullback(1.0)  # doctest: +SKIP
+        (array(1.),)
+    """
+    out, pullback, aux = vjp_flat(fun, primals, has_aux)
+    return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def _scalar_seed(out: Any, transform: str) -> Any:
+    if isinstance(out, (tuple, list, dict)) or out is None:
+        raise TypeError(
+            f"{transform} requires a function with a single scalar array output, got a "
+            f"{type(out).__name__}; use jacrev or vjp for pytree outputs"
+        )
+    if shape_of(out) != ():
+        raise TypeError(
+            f"{transform} requires a scalar output, got shape {shape_of(out)}; use jacrev "
+            "for the full Jacobian or vjp for a vector-Jacobian product"
+        )
+    if not np.issubdtype(dtype_of(out), np.floating):
+        raise TypeError(
+            f"{transform} requires a real floating output, got dtype {dtype_of(out)}; "
+            "for complex outputs use vjp"
+        )
+    return ones_like(out)
+
+
+def _value_and_grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, transform: str
+) -> Callable[..., tuple[Any, Any]]:
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        nums = normalize_argnums(argnums, len(args), transform)
+        partial = partial_of(fun, args, kwargs, nums)
+        out, pullback, aux = vjp_flat(partial, [args[n] for n in nums], has_aux, transform)
+        grads = pullback(_scalar_seed(out, transform))
+        grads = grads[0] if isinstance(argnums, int) else grads
+        return ((out, aux) if has_aux else out), grads
+
+    return value_and_grad_fun
+
+
+@overload
+def grad(  # type: ignore[overload-overlap]
+    fun: Callable[Concatenate[A, P], ArrayLike],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+) -> Callable[Concatenate[A, P], A]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A, P], tuple[ArrayLike, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+) -> Callable[Concatenate[A, P], tuple[A, Aux]]: ...
+@overload
+def grad(
+    fun: Callable[P, ArrayLike], argnums: int, has_aux: Literal[False] = False
+) -> Callable[P, Array]: ...
+@overload
+def grad(
+    fun: Callable[P, ArrayLike], argnums: Sequence[int], has_aux: Literal[False] = False
+) -> Callable[P, tuple[Array, ...]]: ...
+def grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """The gradient of a scalar-output ``fun`` with respect to the argument(s) ``argnums``.
+
+    The gradient has the structure, shapes and dtypes of the differentiated argument(s):
+    one for an int ``argnums``, a tuple for a sequence.
+
+    Example:
+        >>> grad(lambda x: tnp.sum(x ** 2))(np.array([1.0, 2.0]))  # doctest: +SKIP
+        array([2., 4.])
+    """
+    value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, "grad")
+
+    @functools.wraps(fun)
+    def grad_fun(*args: Any, **kwargs: Any) -> Any:
+        (value, grads) = value_and_grad_fun(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return grad_fun
+
+
+@overload
+def value_and_grad(  # type: ignore[overload-overlap]
+    fun: Callable[Concatenate[A, P], Out],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+) -> Callable[Concatenate[A, P], tuple[Out, A]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A, P], tuple[Out, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+) -> Callable[Concatenate[A, P], tuple[tuple[Out, Aux], A]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, Out], argnums: int, has_aux: Literal[False] = False
+) -> Callable[P, tuple[Out, Array]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, Out], argnums: Sequence[int], has_aux: Literal[False] = False
+) -> Callable[P, tuple[Out, tuple[Array, ...]]]: ...
+def value_and_grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """Like ``grad``, but returns ``(value, gradient)`` from one forward pass.
+
+    With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX.
+    """
+    return _value_and_grad(fun, argnums, has_aux, "value_and_grad")

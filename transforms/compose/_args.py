@@ -1,0 +1,69 @@
+"""Argument plumbing shared by the transforms: argnums, input checks, pytree leaves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from transforms.core import Tracer, concrete
+from transforms.numpy._define import dtype_of
+
+__all__ = ["normalize_argnums", "partial_of", "as_input", "check_differentiable"]
+
+
+def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) -> tuple[int, ...]:
+    """``argnums`` as a tuple of non-negative positions, checked against ``nargs``."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{transform}: argnums must name at least one argument")
+    out = []
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"{transform}: argnums must be ints, got {n!r}")
+        if not -nargs <= n < nargs:
+            raise ValueError(
+                f"{transform}: argnums {n} is out of range for a function called with "
+                f"{nargs} positional argument(s)"
+            )
+        out.append(n % nargs)
+    return tuple(out)
+
+
+def partial_of(
+    fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], argnums: Sequence[int]
+) -> Callable[..., Any]:
+    """``fun`` as a function of the arguments at ``argnums`` only, the others held fixed."""
+
+    def partial(*diff_args: Any) -> Any:
+        full = list(args)
+        for n, value in zip(argnums, diff_args, strict=True):
+            full[n] = value
+        return fun(*full, **kwargs)
+
+    return partial
+
+
+def as_input(x: Any, transform: str, where: str) -> Any:
+    """A leaf to differentiate with respect to: a float/complex array (or tracer)."""
+    if not isinstance(x, Tracer):
+        if isinstance(x, (bool, np.bool_)) or x is None or isinstance(x, (str, bytes)):
+            check_differentiable(np.asarray(x, dtype=object), transform, where)
+        x = np.asarray(x)
+    check_differentiable(x, transform, where)
+    return x
+
+
+def check_differentiable(x: Any, transform: str, where: str) -> None:
+    dtype = dtype_of(x) if not isinstance(x, np.ndarray) else x.dtype
+    if not np.issubdtype(dtype, np.inexact):
+        raise TypeError(
+            f"{transform} requires float or complex inputs, but {where} has dtype {dtype}; "
+            "convert it, e.g. x.astype(float), or leave it out of argnums"
+        )
+
+
+def plain_leaf(x: Any) -> Any:
+    """A leaf's primal value as plain NumPy (for building basis vectors and checks)."""
+    return np.asarray(concrete(x))

@@ -1,0 +1,136 @@
+"""``jvp`` and ``vjp``: each opens one trace, runs ``fun`` on tracers, and reads the result.
+
+Everything else in ``compose`` (grad, Jacobians, Hessians) is built by nesting these two.
+Zero tangents and cotangents are materialised only here, at the boundary, with the shape
+and dtype of the value they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from transforms.core import Trace, new_trace
+from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
+from transforms.jvp import JVPTrace, JVPTracer
+from transforms.numpy import zeros_like
+from transforms.numpy._define import dtype_of, shape_of
+from transforms.vjp import Node, VJPTrace, VJPTracer, backward
+
+from ._args import as_input
+
+__all__ = ["jvp_flat", "vjp_flat", "strip", "FlatPullback"]
+
+
+def strip(tree: Any, trace: Trace[Any]) -> Any:
+    """``tree`` with the tracers of ``trace`` replaced by their primal values (for ``aux``)."""
+    leaves, treedef = tree_flatten(tree)
+    return treedef.unflatten(leaf.primal if trace.owns(leaf) else leaf for leaf in leaves)
+
+
+def _split_aux(out: Any, has_aux: bool, transform: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(
+            f"{transform}(..., has_aux=True) needs the function to return a pair "
+            f"(output, aux), got {type(out).__name__}"
+        )
+    return out[0], out[1]
+
+
+def jvp_flat(
+    fun: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    has_aux: bool,
+    transform: str = "jvp",
+) -> tuple[Any, Any, Any]:
+    """Push ``tangents`` through ``fun(*primals)``: ``(out, tangent_out, aux)`` as trees."""
+    flat_p, tree_p = tree_flatten(tuple(primals))
+    flat_t, tree_t = tree_flatten(tuple(tangents))
+    if tree_p != tree_t:
+        raise TypeError(
+            f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
+        )
+    flat_p = [as_input(p, transform, f"primal {i}") for i, p in enumerate(flat_p)]
+    for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True)):
+        if shape_of(t) != shape_of(p):
+            raise ValueError(
+                f"{transform}: tangent {i} has shape {shape_of(t)} but its primal has shape "
+                f"{shape_of(p)}; they must match"
+            )
+    with new_trace(JVPTrace) as trace:
+        tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
+        out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
+        flat_out, tree_out = tree_flatten(out)
+        primals_out = [o.primal if trace.owns(o) else o for o in flat_out]
+        tangents_out = [o.tangent if trace.owns(o) else zeros_like(o) for o in flat_out]
+        aux = strip(aux, trace)
+    return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
+
+
+class FlatPullback:
+    """The pullback of one ``vjp`` call: reusable, and differentiable by outer transforms."""
+
+    __slots__ = ("_in_tree", "_inputs", "_out_avals", "_out_tree", "_outputs", "_primals")
+
+    def __init__(
+        self,
+        inputs: list[Node],
+        primals: list[Any],
+        in_tree: PyTreeDef,
+        outputs: list[Node | None],
+        out_tree: PyTreeDef,
+        out_avals: list[tuple[tuple[int, ...], np.dtype[Any]]],
+    ) -> None:
+        self._inputs = inputs
+        self._primals = primals
+        self._in_tree = in_tree
+        self._outputs = outputs
+        self._out_tree = out_tree
+        self._out_avals = out_avals
+
+    def __call__(self, ct: Any) -> Any:
+        flat_ct, ct_tree = tree_flatten(ct)
+        if ct_tree != self._out_tree:
+            raise TypeError(
+                f"vjp: the cotangent has structure {ct_tree} but the output has {self._out_tree}"
+            )
+        seeds = []
+        for i, (node, c, (shape, dtype)) in enumerate(
+            zip(self._outputs, flat_ct, self._out_avals, strict=True)
+        ):
+            if shape_of(c) != shape:
+                raise ValueError(
+                    f"vjp: cotangent {i} has shape {shape_of(c)} but the output has shape "
+                    f"{shape}; pass a cotangent of the output's shape"
+                )
+            if np.issubdtype(dtype, np.floating) and np.issubdtype(dtype_of(c), np.complexfloating):
+                raise TypeError(f"vjp: cotangent {i} is complex but the output is real ({dtype})")
+            if node is not None:
+                seeds.append((node, c))
+        cts = backward(seeds, self._inputs)
+        flat = [zeros_like(p) if c is None else c for c, p in zip(cts, self._primals, strict=True)]
+        return self._in_tree.unflatten(flat)
+
+
+def vjp_flat(
+    fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, transform: str = "vjp"
+) -> tuple[Any, FlatPullback, Any]:
+    """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``."""
+    flat_p, tree_p = tree_flatten(tuple(primals))
+    flat_p = [as_input(p, transform, f"argument leaf {i}") for i, p in enumerate(flat_p)]
+    with new_trace(VJPTrace) as trace:
+        inputs = [Node((), ()) for _ in flat_p]
+        tracers = [VJPTracer(trace, p, n) for p, n in zip(flat_p, inputs, strict=True)]
+        out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
+        flat_out, tree_out = tree_flatten(out)
+        outputs = [o.node if trace.owns(o) else None for o in flat_out]
+        primals_out = [o.primal if trace.owns(o) else o for o in flat_out]
+        aux = strip(aux, trace)
+    avals = [(shape_of(o), dtype_of(o)) for o in primals_out]
+    pullback = FlatPullback(inputs, flat_p, tree_p, outputs, tree_out, avals)
+    return tree_out.unflatten(primals_out), pullback, aux

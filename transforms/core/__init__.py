@@ -1,0 +1,41 @@
+"""The transform-agnostic core: primitives, traces, the trace stack, pytrees, errors."""
+
+from . import tree_util as tree_util
+from ._primitive import Primitive as Primitive
+from ._stack import current_traces as current_traces
+from ._stack import new_trace as new_trace
+from ._trace import Trace as Trace
+from ._trace import Tracer as Tracer
+from ._trace import concrete as concrete
+from ._trace import numpy_dispatch as numpy_dispatch
+from ._trace import operators as operators
+from ._types import Array as Array
+from ._types import ArrayLike as ArrayLike
+from ._types import DType as DType
+from ._types import Scalar as Scalar
+from .errors import DerivativeDroppedError as DerivativeDroppedError
+from .errors import EscapedTracerError as EscapedTracerError
+from .errors import NoRuleError as NoRuleError
+from .errors import TraceMixError as TraceMixError
+from .errors import TransformsError as TransformsError
+
+__all__ = [
+    "Array",
+    "ArrayLike",
+    "DType",
+    "DerivativeDroppedError",
+    "EscapedTracerError",
+    "NoRuleError",
+    "Primitive",
+    "Scalar",
+    "Trace",
+    "TraceMixError",
+    "Tracer",
+    "TransformsError",
+    "concrete",
+    "current_traces",
+    "new_trace",
+    "numpy_dispatch",
+    "operators",
+    "tree_util",
+]

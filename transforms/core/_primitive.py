@@ -1,0 +1,49 @@
+"""``Primitive``: a named operation that every interpreter knows how to transform.
+
+``bind`` is the one entry point: with no tracer among the arguments it runs the NumPy
+implementation; otherwise the highest-level trace among them interprets it (see ``_trace``).
+Parameters (axis, shape, index, ...) travel as keyword arguments and are never traced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._trace import Tracer, find_top_trace
+
+__all__ = ["Primitive"]
+
+
+class Primitive:
+    """A differentiable operation: ``impl`` on plain values, rules in each interpreter.
+
+    Args:
+        name: shown in every error that concerns this primitive.
+        impl: the NumPy implementation, called on plain (untraced) values.
+        differentiable: ``False`` for operations whose result carries no derivative
+            (comparisons, ``argmax``): interpreters evaluate them on primal values.
+    """
+
+    __slots__ = ("differentiable", "impl", "name")
+
+    def __init__(self, name: str, impl: Callable[..., Any], *, differentiable: bool = True) -> None:
+        self.name = name
+        self.impl = impl
+        self.differentiable = differentiable
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
+        for arg in args:
+            if isinstance(arg, Tracer):
+                break
+        else:  # fast path: nothing is traced
+            return self.impl(*args, **params)
+        trace = find_top_trace(self, args)
+        assert trace is not None  # a tracer was found above
+        return trace.process_primitive(self, args, params)
+
+    __call__ = bind
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name!r})"

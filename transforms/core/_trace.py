@@ -1,0 +1,296 @@
+"""Traces, tracers and the dispatch rule that picks which trace interprets a primitive.
+
+A ``Trace`` is one live transform (one ``jvp``, one ``vjp``, ...). Its ``level`` is its height
+in the context-local trace stack; a ``Tracer`` belongs to exactly one trace, by identity. When
+a primitive is bound, the tracer whose trace has the highest level wins and that trace
+interprets the primitive; every other argument (a constant or a lower-level tracer) is just
+a value to that trace. Interpreters never look at each other's tracers: a rule that needs the
+value one level down uses ``tracer.primal``, which may itself be a tracer of a lower level.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+
+import numpy as np
+
+from .errors import DerivativeDroppedError, EscapedTracerError, TraceMixError
+
+if TYPE_CHECKING:
+    from ._primitive import Primitive
+    from ._types import Array, ArrayLike
+
+__all__ = ["Trace", "Tracer", "find_top_trace", "concrete", "operators"]
+
+TracerT = TypeVar("TracerT", bound="Tracer")
+
+
+class Trace(abc.ABC, Generic[TracerT]):
+    """One live transform. Subclasses interpret primitives whose top-level tracer is theirs."""
+
+    __slots__ = ("alive", "level", "name")
+
+    def __init__(self, level: int, name: str) -> None:
+        self.level = level
+        self.alive = True
+        self.name = name
+
+    @abc.abstractmethod
+    def process_primitive(
+        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+    ) -> object:
+        """Apply ``primitive`` to ``args``, at least one of which is a tracer of this trace."""
+
+    def owns(self, value: object) -> bool:
+        """Whether ``value`` is a tracer of this very trace (identity, never level alone)."""
+        return isinstance(value, Tracer) and value._trace is self
+
+    def __repr__(self) -> str:
+        state = "live" if self.alive else "finished"
+        return f"<{self.name} trace, level {self.level}, {state}>"
+
+
+def find_top_trace(primitive: Primitive, args: Sequence[object]) -> Trace[Any] | None:
+    """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced."""
+    top: Trace[Any] | None = None
+    for arg in args:
+        if isinstance(arg, Tracer):
+            trace = arg._trace
+            if trace is top:
+                continue
+            if not trace.alive:
+                raise EscapedTracerError(primitive.name, trace.name)
+            if top is None or trace.level > top.level:
+                top = trace
+            elif trace.level == top.level:
+                raise TraceMixError(primitive.name, top.name, trace.name)
+    return top
+
+
+# The operator table: ``transforms.numpy`` fills it at import with its differentiable
+# functions, so tracer operators (``x + y``, ``x[i]``, ``x.sum()``) dispatch to primitives
+# while ``core`` never imports ``numpy``.
+operators: dict[str, Callable[..., Array]] = {}
+
+# Maps a raw NumPy function (``np.sin``) to its differentiable twin, or None; installed by
+# ``transforms.numpy`` so that ``np.sin(tracer)`` dispatches instead of dropping a derivative.
+numpy_dispatch: list[Callable[[object], Callable[..., Any] | None]] = []
+
+
+def concrete(value: object) -> Any:
+    """The plain NumPy value under any number of tracer levels (drops every derivative)."""
+    while isinstance(value, Tracer):
+        value = value.primal
+    return value
+
+
+def _no_numpy(name: str) -> NoReturn:
+    raise TypeError(
+        f"NumPy's '{name}' was called on a traced value and has no differentiable version in "
+        "transforms.numpy yet; use transforms.numpy functions inside transformed code"
+    )
+
+
+class Tracer:
+    """A value being transformed. Behaves like an ndarray; every operation binds a primitive.
+
+    Subclasses store ``primal``: the value one level down (an array or a lower-level tracer).
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+    __hash__ = None  # type: ignore[assignment]  # mutable-array semantics, like ndarray
+
+    _trace: Trace[Any]
+
+    @property
+    @abc.abstractmethod
+    def primal(self) -> Any:
+        """The value one level down: an ndarray or a tracer of a lower level."""
+
+    # ---- array attributes -------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(concrete(self))
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return np.result_type(concrete(self))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def T(self) -> Array:
+        return operators["transpose"](self)
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}<{self.dtype}{list(self.shape)}, {self._trace!r}>"
+
+    # ---- conversions: control flow on values is allowed, dropping a derivative is not ----
+    def __bool__(self) -> bool:
+        return bool(concrete(self))
+
+    def __float__(self) -> float:
+        raise DerivativeDroppedError("float()", self._trace.name)
+
+    def __int__(self) -> int:
+        raise DerivativeDroppedError("int()", self._trace.name)
+
+    def __complex__(self) -> complex:
+        raise DerivativeDroppedError("complex()", self._trace.name)
+
+    def __array__(self, dtype: object = None, copy: object = None) -> NoReturn:
+        raise DerivativeDroppedError("np.asarray()/np.array()", self._trace.name)
+
+    def item(self) -> Any:
+        """The primal value as a Python scalar. Drops the derivative, on purpose."""
+        return concrete(self).item()
+
+    def tolist(self) -> Any:
+        """The primal value as nested lists. Drops the derivative, on purpose."""
+        return concrete(self).tolist()
+
+    # ---- raw NumPy called on a tracer dispatches to the differentiable twin ----------------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        fn = numpy_dispatch[0](ufunc) if numpy_dispatch else None
+        if method != "__call__" or fn is None or kwargs.get("out") is not None:
+            _no_numpy(f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__)
+        return fn(*inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        fn = numpy_dispatch[0](func) if numpy_dispatch else None
+        if fn is None:
+            _no_numpy(func.__name__)
+        return fn(*args, **kwargs)
+
+    # ---- in-place assignment is refused: arrays under a transform are values -------------
+    def __setitem__(self, index: object, value: object) -> NoReturn:
+        raise TypeError(
+            "in-place assignment to a traced array is not differentiable; use the functional "
+            "update `tnp.at(x)[idx].set(v)` (or .add(v) / .multiply(v)), which returns a new array"
+        )
+
+    # ---- operators ------------------------------------------------------------------------
+    def __getitem__(self, index: object) -> Array:
+        return operators["getitem"](self, index)
+
+    def __neg__(self) -> Array:
+        return operators["negative"](self)
+
+    def __pos__(self) -> Array:
+        return self
+
+    def __abs__(self) -> Array:
+        return operators["abs"](self)
+
+    def __add__(self, other: ArrayLike) -> Array:
+        return operators["add"](self, other)
+
+    def __radd__(self, other: ArrayLike) -> Array:
+        return operators["add"](other, self)
+
+    def __sub__(self, other: ArrayLike) -> Array:
+        return operators["subtract"](self, other)
+
+    def __rsub__(self, other: ArrayLike) -> Array:
+        return operators["subtract"](other, self)
+
+    def __mul__(self, other: ArrayLike) -> Array:
+        return operators["multiply"](self, other)
+
+    def __rmul__(self, other: ArrayLike) -> Array:
+        return operators["multiply"](other, self)
+
+    def __truediv__(self, other: ArrayLike) -> Array:
+        return operators["divide"](self, other)
+
+    def __rtruediv__(self, other: ArrayLike) -> Array:
+        return operators["divide"](other, self)
+
+    def __pow__(self, other: ArrayLike) -> Array:
+        return operators["power"](self, other)
+
+    def __rpow__(self, other: ArrayLike) -> Array:
+        return operators["power"](other, self)
+
+    def __matmul__(self, other: ArrayLike) -> Array:
+        return operators["matmul"](self, other)
+
+    def __rmatmul__(self, other: ArrayLike) -> Array:
+        return operators["matmul"](other, self)
+
+    def __lt__(self, other: ArrayLike) -> Any:
+        return operators["less"](self, other)
+
+    def __le__(self, other: ArrayLike) -> Any:
+        return operators["less_equal"](self, other)
+
+    def __gt__(self, other: ArrayLike) -> Any:
+        return operators["greater"](self, other)
+
+    def __ge__(self, other: ArrayLike) -> Any:
+        return operators["greater_equal"](self, other)
+
+    def __eq__(self, other: object) -> Any:
+        return operators["equal"](self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return operators["not_equal"](self, other)
+
+    # ---- ndarray methods ------------------------------------------------------------------
+    def reshape(self, *shape: Any, order: str = "C") -> Array:
+        newshape = shape[0] if len(shape) == 1 else shape
+        return operators["reshape"](self, newshape, order=order)
+
+    def ravel(self, order: str = "C") -> Array:
+        return operators["ravel"](self, order=order)
+
+    def flatten(self, order: str = "C") -> Array:
+        return operators["ravel"](self, order=order)
+
+    def transpose(self, *axes: Any) -> Array:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            return operators["transpose"](self, axes[0])
+        return operators["transpose"](self, axes or None)
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Array:
+        return operators["squeeze"](self, axis)
+
+    def astype(self, dtype: Any) -> Array:
+        return operators["astype"](self, dtype)
+
+    def dot(self, other: ArrayLike) -> Array:
+        return operators["dot"](self, other)
+
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+        return operators["sum"](self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+        return operators["mean"](self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+        return operators["prod"](self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+        return operators["max"](self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+        return operators["min"](self, axis=axis, keepdims=keepdims)

@@ -1,0 +1,62 @@
+"""The errors a user of transforms may meet; each message names what went wrong and the fix."""
+
+from __future__ import annotations
+
+__all__ = [
+    "TransformsError",
+    "NoRuleError",
+    "EscapedTracerError",
+    "DerivativeDroppedError",
+    "TraceMixError",
+]
+
+
+class TransformsError(Exception):
+    """Base class of every error raised by transforms itself."""
+
+
+class NoRuleError(TransformsError, NotImplementedError):
+    """A primitive reached an interpreter that has no rule for it."""
+
+    def __init__(self, primitive: str, transform: str, argnum: int | None, how: str) -> None:
+        where = "" if argnum is None else f" with respect to argument {argnum}"
+        super().__init__(
+            f"primitive '{primitive}' has no {transform} rule{where}; "
+            f"add one with {how}(<{primitive} primitive>, ...)"
+        )
+        self.primitive = primitive
+        self.transform = transform
+        self.argnum = argnum
+
+
+class EscapedTracerError(TransformsError, RuntimeError):
+    """A traced value outlived the transform that created it and reached a primitive."""
+
+    def __init__(self, primitive: str, transform: str) -> None:
+        super().__init__(
+            f"primitive '{primitive}' received a traced value of a finished '{transform}' "
+            "transform: the value escaped it (stored in a global, a closure or a list that "
+            "outlived the call). Return it from the transformed function instead."
+        )
+
+
+class DerivativeDroppedError(TransformsError, TypeError):
+    """A conversion (``float()``, ``int()``, ``np.asarray``) would silently drop a derivative."""
+
+    def __init__(self, what: str, transform: str) -> None:
+        super().__init__(
+            f"{what} of a value being differentiated by '{transform}' would drop its "
+            "derivative. Keep it an array and use transforms.numpy functions; comparisons "
+            "and bool() are allowed for control flow, and .item() gives the primal value."
+        )
+
+
+class TraceMixError(TransformsError, RuntimeError):
+    """Two live transforms at the same level met in one primitive (e.g. across threads)."""
+
+    def __init__(self, primitive: str, first: str, second: str) -> None:
+        super().__init__(
+            f"primitive '{primitive}' received traced values of two different live transforms "
+            f"at the same level ('{first}' and '{second}'); a traced value was shared between "
+            "threads or tasks. Pass plain arrays between them instead."
+        )

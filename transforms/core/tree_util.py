@@ -1,0 +1,137 @@
+"""Pytrees: nested containers (tuple, list, dict, None, registered types) of array leaves.
+
+Transforms flatten their inputs and outputs to lists of leaves, act on the leaves, and
+rebuild the same structure. ``None`` is an empty node (no leaves), as in JAX; dict children
+are ordered by sorted key, so two dicts with the same keys flatten alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = [
+    "PyTreeDef",
+    "tree_flatten",
+    "tree_unflatten",
+    "tree_leaves",
+    "tree_structure",
+    "tree_map",
+    "register_pytree_node",
+]
+
+T = TypeVar("T")
+
+_Flatten = Callable[[Any], tuple[Iterable[Any], Hashable]]
+_Unflatten = Callable[[Hashable, list[Any]], Any]
+
+
+@dataclass(frozen=True)
+class _NodeKind:
+    flatten: _Flatten
+    unflatten: _Unflatten
+
+
+_REGISTRY: dict[type, _NodeKind] = {}
+
+
+def register_pytree_node(node_type: type[T], flatten: _Flatten, unflatten: _Unflatten) -> None:
+    """Make ``node_type`` a pytree node.
+
+    Args:
+        node_type: the container class.
+        flatten: ``obj -> (children, aux)``; ``aux`` is hashable static data.
+        unflatten: ``(aux, children) -> obj``.
+
+    Example:
+        >>> register_pytree_node(Point, lambda p: ((p.x, p.y), None),
+        ...                      lambda _, xy: Point(*xy))  # doctest: +SKIP
+    """
+    if node_type in _REGISTRY:
+        raise ValueError(f"{node_type.__name__} is already registered as a pytree node")
+    _REGISTRY[node_type] = _NodeKind(flatten, unflatten)
+
+
+register_pytree_node(tuple, lambda t: (t, None), lambda _, c: tuple(c))
+register_pytree_node(list, lambda t: (t, None), lambda _, c: list(c))
+register_pytree_node(
+    dict,
+    lambda d: ([d[k] for k in sorted(d)], tuple(sorted(d))),
+    lambda keys, c: dict(zip(keys, c, strict=True)),  # type: ignore[call-overload]
+)
+register_pytree_node(type(None), lambda _: ((), None), lambda _, __: None)
+
+
+@dataclass(frozen=True)
+class PyTreeDef:
+    """The structure of a pytree: everything but its leaves. ``kind is None`` marks a leaf."""
+
+    kind: type | None
+    aux: Hashable
+    children: tuple[PyTreeDef, ...]
+    num_leaves: int
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        """Rebuild the tree with ``leaves`` in place of the original ones."""
+        leaves = list(leaves)
+        if len(leaves) != self.num_leaves:
+            raise ValueError(f"expected {self.num_leaves} leaves for {self}, got {len(leaves)}")
+        it = iter(leaves)
+        return self._build(it)
+
+    def _build(self, leaves: Any) -> Any:
+        if self.kind is None:
+            return next(leaves)
+        kids = [child._build(leaves) for child in self.children]
+        return _REGISTRY[self.kind].unflatten(self.aux, kids)
+
+    def __str__(self) -> str:
+        if self.kind is None:
+            return "*"
+        inner = ", ".join(str(c) for c in self.children)
+        return f"{self.kind.__name__}({inner})"
+
+
+_LEAF = PyTreeDef(None, None, (), 1)
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
+    """Split ``tree`` into its leaves (left to right) and its structure."""
+    leaves: list[Any] = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef:
+    kind = _REGISTRY.get(type(tree))
+    if kind is None:
+        leaves.append(tree)
+        return _LEAF
+    children, aux = kind.flatten(tree)
+    defs = tuple(_flatten(c, leaves) for c in children)
+    return PyTreeDef(type(tree), aux, defs, sum(d.num_leaves for d in defs))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """Inverse of ``tree_flatten``."""
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of ``tree``, left to right."""
+    return tree_flatten(tree)[0]
+
+
+def tree_structure(tree: Any) -> PyTreeDef:
+    """The structure of ``tree``."""
+    return tree_flatten(tree)[1]
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """Apply ``f`` leaf-wise to ``tree`` and trees of the same structure ``rest``."""
+    leaves, treedef = tree_flatten(tree)
+    others = [tree_flatten(r) for r in rest]
+    for _, other_def in others:
+        if other_def != treedef:
+            raise ValueError(f"tree_map: structures differ: {treedef} and {other_def}")
+    return treedef.unflatten(f(*xs) for xs in zip(leaves, *(o[0] for o in others), strict=True))

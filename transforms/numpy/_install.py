@@ -1,0 +1,56 @@
+"""Wire tracers to this package: operators and raw-NumPy calls dispatch to primitives.
+
+``core`` declares the tracer operators and methods but never imports this package; here
+they are pointed at the differentiable functions, and ``np.sin(tracer)`` (NumPy's
+``__array_ufunc__``/``__array_function__`` protocols) is routed to ``tnp.sin``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from transforms.core import numpy_dispatch, operators
+
+from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
+
+
+def install(namespace: ModuleType) -> None:
+    """Fill the tracer operator table and the raw-NumPy dispatch table from ``namespace``."""
+    operators.update(
+        add=_arithmetic.add,
+        subtract=_arithmetic.subtract,
+        multiply=_arithmetic.multiply,
+        divide=_arithmetic.divide,
+        power=_arithmetic.power,
+        negative=_arithmetic.negative,
+        less=_arithmetic.less,
+        less_equal=_arithmetic.less_equal,
+        greater=_arithmetic.greater,
+        greater_equal=_arithmetic.greater_equal,
+        equal=_arithmetic.equal,
+        not_equal=_arithmetic.not_equal,
+        abs=_elementwise.abs,
+        matmul=_products.matmul,
+        dot=_products.dot,
+        getitem=_indexing.getitem,
+        reshape=_shape.reshape,
+        ravel=_shape.ravel,
+        transpose=_shape.transpose,
+        squeeze=_shape.squeeze,
+        astype=_shape.astype,
+        sum=_reductions.sum,
+        mean=_reductions.mean,
+        prod=_reductions.prod,
+        max=_reductions.max,
+        min=_reductions.min,
+    )
+    table: dict[Any, Callable[..., Any]] = {}
+    for name in namespace.__all__:
+        twin = getattr(np, name, None)
+        if twin is not None and callable(twin):
+            table[twin] = getattr(namespace, name)
+    numpy_dispatch[:] = [table.get]

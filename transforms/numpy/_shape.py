@@ -1,0 +1,270 @@
+"""Shape and construction: reshape, transpose, broadcasting, stacking, ``array`` of tracers.
+
+Every primitive here is linear, so its VJP is its transpose: reshape back, transpose by the
+inverse permutation, sum a broadcast back (``unbroadcast``), slice a stack apart. The
+variadic ``stack``/``concatenate`` take a joint JVP rule (zero tangents filled in once) and
+a per-argnum VJP maker (each argument's slice of the cotangent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from transforms.core import Array, ArrayLike, Primitive, Tracer
+from transforms.jvp import defjvp, defjvp_joint
+from transforms.vjp import defvjp, defvjp_argnum
+
+from . import _indexing, _reductions
+from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
+
+__all__ = [
+    "reshape",
+    "ravel",
+    "transpose",
+    "moveaxis",
+    "broadcast_to",
+    "unbroadcast",
+    "expand_dims",
+    "squeeze",
+    "stack",
+    "concatenate",
+    "array",
+    "asarray",
+    "astype",
+    "zeros_like",
+    "ones_like",
+]
+
+
+def _as_operand(x: Any) -> Any:
+    """Lists and tuples (possibly holding tracers) become arrays; everything else passes."""
+    return array(x) if isinstance(x, (list, tuple)) else x
+
+
+# ---- reshape ----------------------------------------------------------------------------
+reshape_p = Primitive("reshape", lambda x, shape, order: np.reshape(x, shape, order=order))
+defjvp(reshape_p, lambda t, ans, x, shape, order: reshape(t, shape, order))
+defvjp(reshape_p, lambda ans, x, shape, order: lambda ct: reshape(ct, shape_of(x), order))
+
+
+def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C") -> Array:
+    """Differentiable ``numpy.reshape``."""
+    a = _as_operand(a)
+    if shape_of(a) == shape:
+        return a  # type: ignore[return-value]
+    return reshape_p.bind(a, shape=shape, order=order)  # type: ignore[no-any-return]
+
+
+def ravel(a: ArrayLike, order: str = "C") -> Array:
+    """Differentiable ``numpy.ravel`` (a reshape)."""
+    return reshape(a, (-1,), order)
+
+
+# ---- transpose --------------------------------------------------------------------------
+def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argsort(axes))
+
+
+transpose_p = Primitive("transpose", lambda x, axes: np.transpose(x, axes))
+defjvp(transpose_p, lambda t, ans, x, axes: transpose_p.bind(t, axes=axes))
+defvjp(
+    transpose_p,
+    lambda ans, x, axes: lambda ct: transpose_p.bind(ct, axes=_inverse_permutation(axes)),
+)
+
+
+def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
+    """Differentiable ``numpy.transpose``."""
+    a = _as_operand(a)
+    ndim = ndim_of(a)
+    perm = tuple(range(ndim))[::-1] if axes is None else tuple(int(i) % max(ndim, 1) for i in axes)
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"transpose: axes {axes} do not match an array of dimension {ndim}")
+    return transpose_p.bind(a, axes=perm)  # type: ignore[no-any-return]
+
+
+def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
+    """Differentiable ``numpy.moveaxis`` (a transpose)."""
+    a = _as_operand(a)
+    ndim = ndim_of(a)
+    src = _axes_list(source, ndim)
+    dst = _axes_list(destination, ndim)
+    order = [n for n in range(ndim) if n not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def _axes_list(axis: int | Sequence[int], ndim: int) -> list[int]:
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+    return [int(a) % ndim for a in axes]
+
+
+# ---- broadcast_to and its transpose, unbroadcast -----------------------------------------
+broadcast_to_p = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape))
+defjvp(broadcast_to_p, lambda t, ans, x, shape: broadcast_to(t, shape))
+defvjp(broadcast_to_p, lambda ans, x, shape: lambda ct: unbroadcast(ct, shape_of(x)))
+
+
+def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Array:
+    """Differentiable ``numpy.broadcast_to``."""
+    array = _as_operand(array)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if shape_of(array) == shape:
+        return array  # type: ignore[return-value]
+    return broadcast_to_p.bind(array, shape=shape)  # type: ignore[no-any-return]
+
+
+def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
+    """Sum the cotangent ``ct`` of a broadcast result back to an operand of ``shape``."""
+    ct_shape = shape_of(ct)
+    if ct_shape == shape:
+        return ct
+    lead = len(ct_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and ct_shape[lead + i] != 1
+    )
+    if axes:
+        ct = _reductions.sum(ct, axis=axes)
+    return reshape(ct, shape)
+
+
+# ---- expand_dims, squeeze: reshapes -------------------------------------------------------
+def expand_dims(a: ArrayLike, axis: int | Sequence[int]) -> Array:
+    """Differentiable ``numpy.expand_dims`` (a reshape)."""
+    a = _as_operand(a)
+    shape = shape_of(a)
+    axes = normalize_axes(axis, len(shape) + (1 if isinstance(axis, int) else len(axis)))
+    new = list(shape)
+    for ax in axes:
+        new.insert(ax, 1)
+    return reshape(a, tuple(new))
+
+
+def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
+    """Differentiable ``numpy.squeeze`` (a reshape)."""
+    a = _as_operand(a)
+    shape = shape_of(a)
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    else:
+        axes = normalize_axes(axis, len(shape))
+        for ax in axes:
+            if shape[ax] != 1:
+                raise ValueError(
+                    f"squeeze: cannot select axis {ax} of shape {shape}: its size is not 1"
+                )
+    return reshape(a, tuple(n for i, n in enumerate(shape) if i not in axes))
+
+
+# ---- stack, concatenate (variadic) --------------------------------------------------------
+def _fill_zeros(tangents: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+    return [zeros_like(a) if t is None else t for t, a in zip(tangents, args, strict=True)]
+
+
+stack_p = Primitive("stack", lambda *xs, axis: np.stack(xs, axis))
+defjvp_joint(stack_p, lambda ts, ans, *xs, axis: stack_p.bind(*_fill_zeros(ts, xs), axis=axis))
+
+
+def _stack_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[Any], Any]:
+    index = (slice(None),) * axis + (argnum,)
+    return lambda ct: _indexing.getitem(ct, index)
+
+
+defvjp_argnum(stack_p, _stack_vjp)
+
+
+def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Array:
+    """Differentiable ``numpy.stack``."""
+    xs = [_as_operand(x) for x in arrays]
+    if not xs:
+        raise ValueError("need at least one array to stack")
+    axis = normalize_axes(axis, ndim_of(xs[0]) + 1)[0]
+    return stack_p.bind(*xs, axis=axis)  # type: ignore[no-any-return]
+
+
+concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis))
+defjvp_joint(
+    concatenate_p,
+    lambda ts, ans, *xs, axis: concatenate_p.bind(*_fill_zeros(ts, xs), axis=axis),
+)
+
+
+def _concatenate_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[Any], Any]:
+    start = sum(shape_of(x)[axis] for x in xs[:argnum])
+    index = (slice(None),) * axis + (slice(start, start + shape_of(xs[argnum])[axis]),)
+    return lambda ct: _indexing.getitem(ct, index)
+
+
+defvjp_argnum(concatenate_p, _concatenate_vjp)
+
+
+def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
+    """Differentiable ``numpy.concatenate``."""
+    xs = [_as_operand(x) for x in arrays]
+    if not xs:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        xs = [ravel(x) for x in xs]
+        axis = 0
+    axis = normalize_axes(axis, ndim_of(xs[0]))[0]
+    return concatenate_p.bind(*xs, axis=axis)  # type: ignore[no-any-return]
+
+
+# ---- array / asarray of (nested) lists that hold tracers -----------------------------------
+def _contains_tracer(x: Any) -> bool:
+    if isinstance(x, Tracer):
+        return True
+    return isinstance(x, (list, tuple)) and any(_contains_tracer(e) for e in x)
+
+
+def array(object: Any, dtype: Any = None) -> Array:
+    """Differentiable ``numpy.array``: nested lists holding tracers become a stack of them."""
+    if isinstance(object, Tracer):
+        return object if dtype is None else astype(object, dtype)
+    if not _contains_tracer(object):
+        return np.array(object, dtype=dtype)
+    stacked = stack([array(e) for e in object])
+    return stacked if dtype is None else astype(stacked, dtype)
+
+
+def asarray(a: Any, dtype: Any = None) -> Array:
+    """Differentiable ``numpy.asarray``."""
+    if isinstance(a, np.ndarray) and (dtype is None or a.dtype == dtype):
+        return a
+    return array(a, dtype)
+
+
+# ---- dtype conversion ---------------------------------------------------------------------
+astype_p = Primitive("astype", lambda x, dtype: np.asarray(x).astype(dtype))
+defjvp(astype_p, lambda t, ans, x, dtype: astype_p.bind(t, dtype=dtype))
+defvjp(astype_p, lambda ans, x, dtype: lambda ct: astype_p.bind(ct, dtype=dtype_of(x)))
+_astype_nondiff_p = nondifferentiable(
+    "astype_to_integer", lambda x, dtype: np.asarray(x).astype(dtype)
+)
+
+
+def astype(x: ArrayLike, dtype: Any) -> Array:
+    """``x.astype(dtype)``; casting to an integer or bool dtype has no derivative."""
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.inexact):
+        return _astype_nondiff_p.bind(x, dtype=dtype)  # type: ignore[no-any-return]
+    return astype_p.bind(_as_operand(x), dtype=dtype)  # type: ignore[no-any-return]
+
+
+# ---- constants shaped like a value ----------------------------------------------------------
+zeros_like_p = nondifferentiable("zeros_like", lambda x, dtype: np.zeros_like(x, dtype=dtype))
+ones_like_p = nondifferentiable("ones_like", lambda x, dtype: np.ones_like(x, dtype=dtype))
+
+
+def zeros_like(a: ArrayLike, dtype: Any = None) -> Array:
+    """``numpy.zeros_like``: a constant (no derivative flows through it)."""
+    return zeros_like_p.bind(_as_operand(a), dtype=dtype)  # type: ignore[no-any-return]
+
+
+def ones_like(a: ArrayLike, dtype: Any = None) -> Array:
+    """``numpy.ones_like``: a constant (no derivative flows through it)."""
+    return ones_like_p.bind(_as_operand(a), dtype=dtype)  # type: ignore[no-any-return]

@@ -1,0 +1,25 @@
+"""Reverse mode: the VJP interpreter, its rule registry and the backward pass."""
+
+from ._backward import backward as backward
+from ._rules import ArgnumVJPMaker as ArgnumVJPMaker
+from ._rules import Pullback as Pullback
+from ._rules import VJPMaker as VJPMaker
+from ._rules import defvjp as defvjp
+from ._rules import defvjp_argnum as defvjp_argnum
+from ._rules import has_vjp_rule as has_vjp_rule
+from ._trace import Node as Node
+from ._trace import VJPTrace as VJPTrace
+from ._trace import VJPTracer as VJPTracer
+
+__all__ = [
+    "ArgnumVJPMaker",
+    "Node",
+    "Pullback",
+    "VJPMaker",
+    "VJPTrace",
+    "VJPTracer",
+    "backward",
+    "defvjp",
+    "defvjp_argnum",
+    "has_vjp_rule",
+]

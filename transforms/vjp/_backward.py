@@ -1,0 +1,55 @@
+"""The backward pass: iterative, in reverse topological order, accumulating shared paths.
+
+Nothing here recurses in the depth of the user's program, so a chain of a million
+primitives runs in constant Python stack. A node is processed once all the nodes that use
+it have handed it their cotangent contribution (counted in a first sweep); contributions
+add up with ``+``, which dispatches to the differentiable ``add`` when an outer transform is
+watching, so the backward pass is itself differentiable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._trace import Node
+
+__all__ = ["backward"]
+
+
+def backward(outputs: Sequence[tuple[Node, Any]], inputs: Sequence[Node]) -> list[Any]:
+    """Push the output cotangents back to ``inputs``; ``None`` where no path reaches one."""
+    pending: dict[Node, int] = {}  # how many users of each node have yet to hand it a ct
+    stack = [node for node, _ in outputs]
+    while stack:
+        node = stack.pop()
+        if node in pending:
+            pending[node] += 1
+        else:
+            pending[node] = 1
+            stack.extend(node.parents)
+
+    cts: dict[Node, Any] = {}
+    for node, ct in outputs:
+        _accumulate(cts, node, ct)
+        pending[node] -= 1
+    ready = [node for node, _ in outputs if pending[node] == 0]
+    wanted = set(inputs)
+    seen: set[Node] = set()
+    while ready:
+        node = ready.pop()
+        if node in seen:  # an output listed twice
+            continue
+        seen.add(node)
+        ct = cts[node] if node in wanted else cts.pop(node)
+        for parent, pullback in zip(node.parents, node.pullbacks, strict=True):
+            _accumulate(cts, parent, pullback(ct))
+            pending[parent] -= 1
+            if pending[parent] == 0:
+                ready.append(parent)
+    return [cts.get(node) for node in inputs]
+
+
+def _accumulate(cts: dict[Node, Any], node: Node, ct: Any) -> None:
+    previous = cts.get(node)
+    cts[node] = ct if previous is None else previous + ct

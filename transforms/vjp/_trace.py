@@ -1,0 +1,82 @@
+"""The reverse-mode interpreter: record, for each primitive, a node that points to its parents.
+
+The reverse graph is implicit: a ``Node`` holds its parents and, for each, the closure that
+maps the node's cotangent to that parent's. The closures come from the rule's maker, run at
+forward time, so they hold exactly the forward state their rule needs — never a tracer of
+this trace, which is why a pullback still works after the trace has finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from transforms.core import NoRuleError, Primitive, Trace, Tracer
+
+from ._rules import _RULES, Pullback, _Argnum
+
+__all__ = ["Node", "VJPTrace", "VJPTracer"]
+
+
+class Node:
+    """One recorded primitive application (or an input, with no parents)."""
+
+    __slots__ = ("parents", "pullbacks")
+
+    def __init__(self, parents: tuple[Node, ...], pullbacks: tuple[Pullback, ...]) -> None:
+        self.parents = parents
+        self.pullbacks = pullbacks
+
+
+class VJPTracer(Tracer):
+    """A primal value (one level down) and the node that produced it."""
+
+    __slots__ = ("_primal", "node")
+
+    def __init__(self, trace: VJPTrace, primal: Any, node: Node) -> None:
+        self._trace = trace
+        self._primal = primal
+        self.node = node
+
+    @property
+    def primal(self) -> Any:
+        return self._primal
+
+
+class VJPTrace(Trace[VJPTracer]):
+    """One live ``vjp``: records nodes whose closures are made by the VJP makers."""
+
+    __slots__ = ()
+
+    def __init__(self, level: int, name: str = "vjp") -> None:
+        super().__init__(level, name)
+
+    def process_primitive(
+        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+    ) -> object:
+        primals = [a._primal if type(a) is VJPTracer and a._trace is self else a for a in args]
+        ans = primitive.bind(*primals, **params)
+        if not primitive.differentiable:
+            return ans
+        rules = _RULES.get(primitive)
+        if rules is None:
+            raise NoRuleError(primitive.name, "vjp", None, "transforms.defvjp")
+        parents: list[Node] = []
+        pullbacks: list[Pullback] = []
+        for argnum, arg in enumerate(args):
+            if type(arg) is not VJPTracer or arg._trace is not self:
+                continue
+            if type(rules) is _Argnum:
+                pullback = rules.maker(argnum, ans, *primals, **params)
+            else:
+                if argnum >= len(rules):  # type: ignore[arg-type]
+                    raise NoRuleError(primitive.name, "vjp", argnum, "transforms.defvjp")
+                maker = rules[argnum]  # type: ignore[index]
+                if maker is None:
+                    continue
+                pullback = maker(ans, *primals, **params)
+            parents.append(arg.node)
+            pullbacks.append(pullback)
+        if not parents:
+            return ans
+        return VJPTracer(self, ans, Node(tuple(parents), tuple(pullbacks)))
