@@ -28,9 +28,13 @@ Out = TypeVar("Out")
 
 
 class Pullback(Protocol):
-    """The function returned by ``vjp``: output cotangent -> tuple of input cotangents."""
+    """The function returned by ``vjp``: output cotangent -> tuple of input cotangents.
 
-    def __call__(self, ct: Any, /) -> tuple[Any, ...]: ...
+    The cotangent has the output's structure, shapes and dtypes; each input cotangent has
+    its primal's (a pytree primal gives a pytree, typed here as ``Array``).
+    """
+
+    def __call__(self, ct: object, /) -> tuple[Array, ...]: ...
 
 
 @overload

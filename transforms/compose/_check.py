@@ -58,8 +58,8 @@ def _finite_difference(f: Callable[..., Any], args: tuple[Any, ...], t: Any, eps
 
 
 def check_grads(
-    fun: Callable[..., Any],
-    args: Sequence[Any],
+    fun: Callable[..., object],
+    args: Sequence[object],
     order: int = 2,
     modes: Sequence[str] = ("fwd", "rev"),
     atol: float | None = None,

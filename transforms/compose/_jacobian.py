@@ -14,11 +14,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
 import transforms.numpy as tnp
+from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of, shape_of
 
@@ -28,7 +29,7 @@ from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
 P = ParamSpec("P")
-R = TypeVar("R")
+Aux = TypeVar("Aux")
 
 
 def _basis(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any]) -> list[list[np.ndarray]]:
@@ -99,10 +100,24 @@ def _assemble(
     )
 
 
+@overload
 def jacfwd(
-    fun: Callable[P, R], argnums: int | Sequence[int] = 0, has_aux: bool = False
-) -> Callable[P, Any]:
+    fun: Callable[P, object], argnums: int | Sequence[int] = 0, has_aux: Literal[False] = False
+) -> Callable[P, Array]: ...
+@overload
+def jacfwd(
+    fun: Callable[P, tuple[object, Aux]],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: Literal[True],
+) -> Callable[P, tuple[Array, Aux]]: ...
+def jacfwd(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by forward mode: one ``jvp`` per input element.
+
+    For pytree inputs/outputs the result is a tree (output tree outside, input tree inside),
+    typed as ``Array``: narrow it with ``typing.cast`` where you use trees.
 
     Example:
         >>> jacfwd(tnp.sin)(np.zeros(2))  # doctest: +SKIP
@@ -130,9 +145,20 @@ def jacfwd(
     return jacfwd_fun
 
 
+@overload
 def jacrev(
-    fun: Callable[P, R], argnums: int | Sequence[int] = 0, has_aux: bool = False
-) -> Callable[P, Any]:
+    fun: Callable[P, object], argnums: int | Sequence[int] = 0, has_aux: Literal[False] = False
+) -> Callable[P, Array]: ...
+@overload
+def jacrev(
+    fun: Callable[P, tuple[object, Aux]],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: Literal[True],
+) -> Callable[P, tuple[Array, Aux]]: ...
+def jacrev(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by reverse mode: one pullback per output element.
 
     Example:
@@ -161,13 +187,25 @@ def jacrev(
     return jacrev_fun
 
 
+@overload
 def hessian(
-    fun: Callable[P, R], argnums: int | Sequence[int] = 0, has_aux: bool = False
-) -> Callable[P, Any]:
+    fun: Callable[P, object], argnums: int | Sequence[int] = 0, has_aux: Literal[False] = False
+) -> Callable[P, Array]: ...
+@overload
+def hessian(
+    fun: Callable[P, tuple[object, Aux]],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: Literal[True],
+) -> Callable[P, tuple[Array, Aux]]: ...
+def hessian(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The Hessian of a scalar ``fun``: ``jacfwd(jacrev(fun))`` (forward over reverse).
 
     Example:
         >>> hessian(lambda x: tnp.sum(x ** 3))(np.array([1.0, 2.0]))  # doctest: +SKIP
         array([[ 6.,  0.], [ 0., 12.]])
     """
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    inner = jacrev(fun, argnums, has_aux)  # type: ignore[call-overload]
+    return jacfwd(inner, argnums, has_aux)  # type: ignore[call-overload,no-any-return]
