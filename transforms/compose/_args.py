@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Tracer, concrete
+from transforms.core import Tracer
 from transforms.numpy._define import dtype_of
 
 __all__ = ["normalize_argnums", "partial_of", "as_input", "check_differentiable"]
@@ -62,8 +62,3 @@ def check_differentiable(x: Any, transform: str, where: str) -> None:
             f"{transform} requires float or complex inputs, but {where} has dtype {dtype}; "
             "convert it, e.g. x.astype(float), or leave it out of argnums"
         )
-
-
-def plain_leaf(x: Any) -> Any:
-    """A leaf's primal value as plain NumPy (for building basis vectors and checks)."""
-    return np.asarray(concrete(x))

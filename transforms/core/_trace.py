@@ -112,13 +112,17 @@ class Tracer:
         """The value one level down: an ndarray or a tracer of a lower level."""
 
     # ---- array attributes -------------------------------------------------------------
+    # Shape and dtype are read one level down (never from the concrete value: a batching
+    # tracer below this one stands for a value without its batch axis).
     @property
     def shape(self) -> tuple[int, ...]:
-        return np.shape(concrete(self))
+        primal = self.primal
+        return primal.shape if isinstance(primal, (Tracer, np.ndarray)) else np.shape(primal)
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return np.result_type(concrete(self))
+        primal = self.primal
+        return primal.dtype if isinstance(primal, (Tracer, np.ndarray)) else np.result_type(primal)
 
     @property
     def ndim(self) -> int:

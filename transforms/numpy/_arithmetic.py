@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Array, ArrayLike, Primitive
+from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
-from ._define import dtype_of, nondifferentiable, plain, shape_of
+from ._define import dtype_of, nondifferentiable, shape_of
 from ._elementwise import log
-from ._shape import array, broadcast_to, unbroadcast
+from ._shape import array, astype, broadcast_to, unbroadcast
 
 __all__ = [
     "add",
@@ -53,6 +53,30 @@ def _back(ct: Any, operand: Any) -> Any:
 
 def _operands(*xs: ArrayLike) -> list[Any]:
     return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
+
+
+def _binary(primitive: Primitive, doc: str) -> Callable[[ArrayLike, ArrayLike], Array]:
+    def fn(x1: ArrayLike, x2: ArrayLike) -> Array:
+        if isinstance(x1, (list, tuple)) or isinstance(x2, (list, tuple)):
+            x1, x2 = _operands(x1, x2)
+        return primitive.bind(x1, x2)  # type: ignore[no-any-return]
+
+    fn.__name__ = fn.__qualname__ = primitive.name
+    fn.__doc__ = doc
+    return fn
+
+
+# ---- comparisons: defined on traced values, carry no derivative ----------------------------
+def _comparison(name: str, impl: Any) -> Callable[[ArrayLike, ArrayLike], Any]:
+    return _binary(nondifferentiable(name, impl), f"``numpy.{name}`` (no derivative).")
+
+
+less = _comparison("less", np.less)
+less_equal = _comparison("less_equal", np.less_equal)
+greater = _comparison("greater", np.greater)
+greater_equal = _comparison("greater_equal", np.greater_equal)
+equal = _comparison("equal", np.equal)
+not_equal = _comparison("not_equal", np.not_equal)
 
 
 add_p = Primitive("add", np.add)
@@ -90,15 +114,20 @@ defvjp(
 )
 
 
-# ---- power: d/dx = y x^(y-1) (x^0 := 1 where y == 0); d/dy = log(x) x^y (0 where x == 0) --
+# ---- power: d/dx = y x^(y-1); d/dy = log(x) x^y (0 where x == 0) -------------------------
 def _dpower_dx(ans: Any, x: Any, y: Any) -> Any:
+    if isinstance(y, Tracer):
+        # y is being differentiated too: the exact formula, whose own y-derivatives are right
+        # everywhere (a guard on y - 1 == 0 would zero d/dy of the coefficient at y == 1).
+        return y * x ** (y - 1)
+    # a constant exponent: x^0 := 1 where y == 0, so x = 0 gives 0, not 0 * inf
     if isinstance(y, (int, float)):
         return y * x ** (y - 1) if y != 0 else 0 * x
-    return y * x ** where(plain(y) != 0, y - 1, 1)
+    return y * x ** where(not_equal(y, 0), y - 1, 1)
 
 
 def _dpower_dy(ans: Any, x: Any, y: Any) -> Any:
-    safe_x = where(plain(x) != 0, x, 1)
+    safe_x = where(not_equal(x, 0), x, 1)
     return log(safe_x) * ans
 
 
@@ -129,9 +158,10 @@ defvjp(negative_p, lambda ans, x: lambda ct: -ct)
 
 # ---- maximum, minimum: the larger/smaller operand takes the derivative; ties split it -------
 def _choice_weights(ans: Any, x: Any, y: Any, pick: Any) -> tuple[Any, Any]:
-    xp, yp = plain(x), plain(y)
-    wx = np.where(xp == yp, 0.5, pick(xp, yp)).astype(dtype_of(ans))
-    return wx, (1 - wx).astype(dtype_of(ans))
+    """Constant weights (no derivative of their own): 1 for the chosen operand, 1/2 at ties."""
+    dtype = dtype_of(ans)
+    wx = astype(where(equal(x, y), 0.5, pick(x, y)), dtype)
+    return wx, astype(where(equal(x, y), 0.5, pick(y, x)), dtype)
 
 
 def _choice(name: str, impl: Any, pick: Any) -> Primitive:
@@ -156,8 +186,8 @@ def _choice(name: str, impl: Any, pick: Any) -> Primitive:
     return primitive
 
 
-maximum_p = _choice("maximum", np.maximum, np.greater)
-minimum_p = _choice("minimum", np.minimum, np.less)
+maximum_p = _choice("maximum", np.maximum, lambda x, y: greater(x, y))
+minimum_p = _choice("minimum", np.minimum, lambda x, y: less(x, y))
 
 
 # ---- where: the condition is a parameter-like operand with no derivative ------------------
@@ -179,18 +209,7 @@ defvjp(
 def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
     """Differentiable three-argument ``numpy.where`` (the condition carries no derivative)."""
     c, a, b = _operands(condition, x, y)
-    return where_p.bind(plain(c), a, b)  # type: ignore[no-any-return]
-
-
-def _binary(primitive: Primitive, doc: str) -> Callable[[ArrayLike, ArrayLike], Array]:
-    def fn(x1: ArrayLike, x2: ArrayLike) -> Array:
-        if isinstance(x1, (list, tuple)) or isinstance(x2, (list, tuple)):
-            x1, x2 = _operands(x1, x2)
-        return primitive.bind(x1, x2)  # type: ignore[no-any-return]
-
-    fn.__name__ = fn.__qualname__ = primitive.name
-    fn.__doc__ = doc
-    return fn
+    return where_p.bind(c, a, b)  # type: ignore[no-any-return]
 
 
 add = _binary(add_p, "Differentiable ``numpy.add``.")
@@ -206,16 +225,3 @@ minimum = _binary(minimum_p, "Differentiable ``numpy.minimum``; ties share the d
 def negative(x: ArrayLike) -> Array:
     """Differentiable ``numpy.negative``."""
     return negative_p.bind(*_operands(x))  # type: ignore[no-any-return]
-
-
-# ---- comparisons: defined on traced values, carry no derivative ----------------------------
-def _comparison(name: str, impl: Any) -> Callable[[ArrayLike, ArrayLike], Any]:
-    return _binary(nondifferentiable(name, impl), f"``numpy.{name}`` (no derivative).")
-
-
-less = _comparison("less", np.less)
-less_equal = _comparison("less_equal", np.less_equal)
-greater = _comparison("greater", np.greater)
-greater_equal = _comparison("greater_equal", np.greater_equal)
-equal = _comparison("equal", np.equal)
-not_equal = _comparison("not_equal", np.not_equal)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Primitive, Tracer, concrete
+from transforms.core import Primitive, Tracer
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
@@ -93,8 +93,3 @@ def elementwise(
 def nondifferentiable(name: str, impl: Callable[..., Any]) -> Primitive:
     """A primitive whose result carries no derivative: interpreters evaluate it on primals."""
     return Primitive(name, impl, differentiable=False)
-
-
-def plain(x: Any) -> Any:
-    """The primal value of ``x`` as plain NumPy: for masks and shapes, never for derivatives."""
-    return concrete(x)

@@ -20,8 +20,8 @@ from transforms.core import Array, ArrayLike, Primitive
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
-from . import _indexing, _shape
-from ._define import dtype_of, normalize_axes, plain, shape_of
+from . import _arithmetic, _indexing, _shape
+from ._define import dtype_of, normalize_axes, shape_of
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin"]
 
@@ -31,7 +31,7 @@ Axis = int | Sequence[int] | None
 def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``."""
     if not keepdims:
-        ct = _shape.reshape(ct, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+        ct = _shape.reshape(ct, _kept_shape(shape, axes))
     return _shape.broadcast_to(ct, shape)
 
 
@@ -124,12 +124,18 @@ def prod(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool =
 
 # ---- max, min: ties share the derivative equally -------------------------------------------
 def _tie_weights(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
-    """1/k on each of the k elements that attain the extremum of their group, 0 elsewhere."""
-    xp, ansp = np.asarray(plain(x)), np.asarray(plain(ans))
+    """1/k on each of the k elements that attain the extremum of their group, 0 elsewhere.
+
+    Built from comparisons (no derivative of their own), so it batches like any value.
+    """
     if not keepdims:
-        ansp = np.expand_dims(ansp, axes)
-    hits = xp == ansp
-    return (hits / hits.sum(axis=axes, keepdims=True)).astype(xp.dtype)
+        ans = _shape.reshape(ans, _kept_shape(shape_of(x), axes))
+    hits = _shape.astype(_arithmetic.equal(x, ans), dtype_of(x))
+    return hits / sum(hits, axes, keepdims=True)
+
+
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
 def _extremum(name: str, impl: Any) -> Primitive:
