@@ -18,6 +18,7 @@ from .compose import jacrev as jacrev
 from .compose import jvp as jvp
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
+from .compose import vmap as vmap
 from .core import DerivativeDroppedError as DerivativeDroppedError
 from .core import EscapedTracerError as EscapedTracerError
 from .core import NoRuleError as NoRuleError
@@ -52,4 +53,5 @@ __all__ = [
     "tree_util",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

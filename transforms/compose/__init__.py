@@ -9,6 +9,7 @@ from ._check import check_grads as check_grads
 from ._jacobian import hessian as hessian
 from ._jacobian import jacfwd as jacfwd
 from ._jacobian import jacrev as jacrev
+from ._vmap import vmap as vmap
 
 __all__ = [
     "Pullback",

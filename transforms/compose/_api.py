@@ -136,7 +136,8 @@ def _value_and_grad(
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         nums = normalize_argnums(argnums, len(args), transform)
         partial = partial_of(fun, args, kwargs, nums)
-        out, pullback, aux = vjp_flat(partial, [args[n] for n in nums], has_aux, transform)
+        primals = [args[n] for n in nums]
+        out, pullback, aux = vjp_flat(partial, primals, has_aux, transform, nums)
         grads = pullback(_scalar_seed(out, transform))
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, aux) if has_aux else out), grads

@@ -8,9 +8,16 @@ from typing import Any
 import numpy as np
 
 from transforms.core import Tracer
+from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of
 
-__all__ = ["normalize_argnums", "partial_of", "as_input", "check_differentiable"]
+__all__ = [
+    "normalize_argnums",
+    "partial_of",
+    "flatten_inputs",
+    "as_input",
+    "check_differentiable",
+]
 
 
 def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) -> tuple[int, ...]:
@@ -45,11 +52,27 @@ def partial_of(
     return partial
 
 
+def flatten_inputs(
+    primals: Sequence[Any], transform: str, positions: Sequence[int] | None = None
+) -> tuple[list[Any], PyTreeDef]:
+    """The checked leaves of the arguments to differentiate, and their structure.
+
+    ``positions`` are the arguments' positions in the user's call (``argnums``), so that an
+    error names the argument the user wrote.
+    """
+    positions = range(len(primals)) if positions is None else positions
+    names = [
+        f"argument {pos}"
+        for pos, p in zip(positions, primals, strict=True)
+        for _ in tree_flatten(p)[0]
+    ]
+    flat, tree = tree_flatten(tuple(primals))
+    return [as_input(x, transform, name) for x, name in zip(flat, names, strict=True)], tree
+
+
 def as_input(x: Any, transform: str, where: str) -> Any:
     """A leaf to differentiate with respect to: a float/complex array (or tracer)."""
     if not isinstance(x, Tracer):
-        if isinstance(x, (bool, np.bool_)) or x is None or isinstance(x, (str, bytes)):
-            check_differentiable(np.asarray(x, dtype=object), transform, where)
         x = np.asarray(x)
     check_differentiable(x, transform, where)
     return x

@@ -51,7 +51,7 @@ def _assert_close(what: str, actual: Any, expected: Any, atol: float, rtol: floa
 
 def _finite_difference(f: Callable[..., Any], args: tuple[Any, ...], t: Any, eps: float) -> Any:
     def shifted(sign: float) -> Any:
-        return f(*tree_map(lambda x, d: np.asarray(x) + sign * eps * d, args, t))
+        return f(*tree_map(lambda x, d: np.asarray(np.asarray(x) + sign * eps * d), args, t))
 
     plus, minus = shifted(1.0), shifted(-1.0)
     return tree_map(lambda p, m: (np.asarray(p) - np.asarray(m)) / (2 * eps), plus, minus)

@@ -19,7 +19,7 @@ from transforms.numpy import zeros_like
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.vjp import Node, VJPTrace, VJPTracer, backward
 
-from ._args import as_input
+from ._args import flatten_inputs
 
 __all__ = ["jvp_flat", "vjp_flat", "strip", "FlatPullback"]
 
@@ -47,22 +47,22 @@ def jvp_flat(
     tangents: Sequence[Any],
     has_aux: bool,
     transform: str = "jvp",
+    positions: Sequence[int] | None = None,
 ) -> tuple[Any, Any, Any]:
     """Push ``tangents`` through ``fun(*primals)``: ``(out, tangent_out, aux)`` as trees."""
-    flat_p, tree_p = tree_flatten(tuple(primals))
+    flat_p, tree_p = flatten_inputs(primals, transform, positions)
     flat_t, tree_t = tree_flatten(tuple(tangents))
     if tree_p != tree_t:
         raise TypeError(
             f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
         )
-    flat_p = [as_input(p, transform, f"primal {i}") for i, p in enumerate(flat_p)]
     for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True)):
         if shape_of(t) != shape_of(p):
             raise ValueError(
                 f"{transform}: tangent {i} has shape {shape_of(t)} but its primal has shape "
                 f"{shape_of(p)}; they must match"
             )
-    with new_trace(JVPTrace) as trace:
+    with new_trace(lambda level: JVPTrace(level, transform)) as trace:
         tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
         flat_out, tree_out = tree_flatten(out)
@@ -93,6 +93,11 @@ class FlatPullback:
         self._out_tree = out_tree
         self._out_avals = out_avals
 
+    @property
+    def primals(self) -> list[Any]:
+        """The flat primal inputs (their shapes and dtypes are the cotangents')."""
+        return self._primals
+
     def __call__(self, ct: Any) -> Any:
         flat_ct, ct_tree = tree_flatten(ct)
         if ct_tree != self._out_tree:
@@ -118,12 +123,15 @@ class FlatPullback:
 
 
 def vjp_flat(
-    fun: Callable[..., Any], primals: Sequence[Any], has_aux: bool, transform: str = "vjp"
+    fun: Callable[..., Any],
+    primals: Sequence[Any],
+    has_aux: bool,
+    transform: str = "vjp",
+    positions: Sequence[int] | None = None,
 ) -> tuple[Any, FlatPullback, Any]:
     """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``."""
-    flat_p, tree_p = tree_flatten(tuple(primals))
-    flat_p = [as_input(p, transform, f"argument leaf {i}") for i, p in enumerate(flat_p)]
-    with new_trace(VJPTrace) as trace:
+    flat_p, tree_p = flatten_inputs(primals, transform, positions)
+    with new_trace(lambda level: VJPTrace(level, transform)) as trace:
         inputs = [Node((), ()) for _ in flat_p]
         tracers = [VJPTracer(trace, p, n) for p, n in zip(flat_p, inputs, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)

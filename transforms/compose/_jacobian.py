@@ -2,11 +2,9 @@
 
 Layout: ``jac.shape == out.shape + in.shape`` for each (output leaf, input leaf) pair; the
 result is the output tree whose leaves are trees shaped like the differentiated arguments.
-Assembly uses ``transforms.numpy`` (``stack``, ``reshape``) so that a Jacobian is itself
-differentiable: ``hessian`` is ``jacfwd(jacrev(f))``.
-
-Until ``vmap`` exists the basis is pushed one vector at a time (``_push_basis_*``); those two
-functions are the only place a batched push will replace.
+The basis is pushed through ``vmap`` all at once (or ``chunk_size`` rows at a time, to bound
+peak memory), never one vector per Python iteration. Assembly uses ``transforms.numpy`` so
+that a Jacobian is itself differentiable: ``hessian`` is ``jacfwd(jacrev(f))``.
 """
 
 from __future__ import annotations
@@ -23,8 +21,9 @@ from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of, shape_of
 
-from ._args import as_input, normalize_argnums, partial_of
+from ._args import flatten_inputs, normalize_argnums, partial_of
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
+from ._vmap import vmap
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
@@ -32,61 +31,93 @@ P = ParamSpec("P")
 Aux = TypeVar("Aux")
 
 
-def _basis(shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any]) -> list[list[np.ndarray]]:
-    """The standard basis of a list of arrays: one list of one-hot arrays per basis vector."""
-    sizes = [math.prod(s) for s in shapes]
-    basis = []
-    for leaf, size in enumerate(sizes):
-        for k in range(size):
-            vec = [np.zeros(s, d) for s, d in zip(shapes, dtypes, strict=True)]
-            vec[leaf].reshape(-1)[k] = 1
-            basis.append(vec)
-    return basis
+def _basis_rows(
+    shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int
+) -> list[np.ndarray]:
+    """Rows ``start:stop`` of the standard basis of a list of arrays, one stacked array per
+    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``."""
+    rows = []
+    offset = 0
+    for shape, dtype in zip(shapes, dtypes, strict=True):
+        size = math.prod(shape)
+        block = np.zeros((stop - start, size), dtype)
+        for r in range(max(start, offset), min(stop, offset + size)):
+            block[r - start, r - offset] = 1
+        rows.append(block.reshape((stop - start, *shape)))
+        offset += size
+    return rows
+
+
+def _chunks(total: int, chunk_size: int | None) -> list[tuple[int, int]]:
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int or None, got {chunk_size}")
+    step = total if chunk_size is None else chunk_size
+    return [(k, min(k + step, total)) for k in range(0, total, max(step, 1))]
+
+
+def _concat(parts: list[Any]) -> Any:
+    return parts[0] if len(parts) == 1 else tnp.concatenate(parts, axis=0)
 
 
 def _push_basis_forward(
-    fun: Callable[..., Any], args: list[Any], in_tree: PyTreeDef, has_aux: bool
-) -> tuple[Any, list[list[Any]], Any]:
-    """``jvp`` of each basis vector: the output and one list of flat tangents per vector."""
-    flat_in, _ = tree_flatten(args)
+    fun: Callable[..., Any],
+    args: list[Any],
+    in_tree: PyTreeDef,
+    has_aux: bool,
+    chunk_size: int | None,
+) -> tuple[Any, list[Any], Any]:
+    """``vmap`` of ``jvp`` over the standard basis of the inputs.
+
+    Returns the output, one stacked tangent per output leaf (basis axis first), and aux.
+    """
+    flat_in = tree_flatten(args)[0]
     shapes = [shape_of(x) for x in flat_in]
     dtypes = [dtype_of(x) for x in flat_in]
-    columns: list[list[Any]] = []
+    total = sum(math.prod(s) for s in shapes)
+
+    def push(*tangents: Any) -> tuple[Any, Any, Any]:
+        return jvp_flat(fun, args, in_tree.unflatten(tangents), has_aux, "jacfwd")
+
+    parts: list[list[Any]] = []
     out: Any = None
     aux: Any = None
-    for vec in _basis(shapes, dtypes):
-        out, tangent, aux = jvp_flat(fun, args, in_tree.unflatten(vec), has_aux, "jacfwd")
-        columns.append(tree_flatten(tangent)[0])
-    if not columns:  # no input elements: evaluate once for the output's structure
+    for start, stop in _chunks(total, chunk_size):
+        rows = _basis_rows(shapes, dtypes, start, stop)
+        out, tangents, aux = vmap(push, out_axes=(None, 0, None))(*rows)
+        parts.append(tree_flatten(tangents)[0])
+    if not parts:  # no input elements: evaluate once for the output's structure
         out, _, aux = jvp_flat(fun, args, args, has_aux, "jacfwd")
-    return out, columns, aux
+        return out, [np.zeros((0, *shape_of(o)), dtype_of(o)) for o in tree_flatten(out)[0]], aux
+    stacked = [_concat([p[j] for p in parts]) for j in range(len(parts[0]))]
+    return out, stacked, aux
 
 
-def _push_basis_reverse(pullback: FlatPullback, out: Any) -> list[list[Any]]:
-    """The pullback of each basis vector of the output: one list of flat cotangents each."""
+def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None) -> list[Any]:
+    """``vmap`` of the pullback over the standard basis of the outputs: one stacked
+    cotangent per input leaf (basis axis first)."""
     flat_out, out_tree = tree_flatten(out)
     shapes = [shape_of(o) for o in flat_out]
     dtypes = [dtype_of(o) for o in flat_out]
-    return [tree_flatten(pullback(out_tree.unflatten(vec)))[0] for vec in _basis(shapes, dtypes)]
+    total = sum(math.prod(s) for s in shapes)
 
+    def pull(*cts: Any) -> Any:
+        return pullback(out_tree.unflatten(cts))
 
-def _block(pieces: list[Any], shape: tuple[int, ...], dtype: Any, axis: int) -> Any:
-    """Stack ``pieces`` (one per basis element) along ``axis`` and reshape to ``shape``."""
-    if not pieces:
-        return np.zeros(shape, dtype)
-    return tnp.reshape(tnp.stack(pieces, axis=axis), shape)
+    parts = [
+        tree_flatten(vmap(pull)(*_basis_rows(shapes, dtypes, start, stop)))[0]
+        for start, stop in _chunks(total, chunk_size)
+    ]
+    if not parts:
+        return [np.zeros((0, *shape_of(p)), dtype_of(p)) for p in pullback.primals]
+    return [_concat([p[i] for p in parts]) for i in range(len(parts[0]))]
 
 
 def _diff_args(
     args: tuple[Any, ...], argnums: int | Sequence[int], transform: str
 ) -> tuple[tuple[int, ...], list[Any]]:
     nums = normalize_argnums(argnums, len(args), transform)
-    diff = []
-    for n in nums:
-        leaves, tree = tree_flatten(args[n])
-        checked = [as_input(x, transform, f"argument {n}") for x in leaves]
-        diff.append(tree.unflatten(checked))
-    return nums, diff
+    flat, tree = flatten_inputs([args[n] for n in nums], transform, nums)
+    return nums, list(tree.unflatten(flat))
 
 
 def _assemble(
@@ -102,7 +133,11 @@ def _assemble(
 
 @overload
 def jacfwd(
-    fun: Callable[P, object], argnums: int | Sequence[int] = 0, has_aux: Literal[False] = False
+    fun: Callable[P, object],
+    argnums: int | Sequence[int] = 0,
+    has_aux: Literal[False] = False,
+    *,
+    chunk_size: int | None = None,
 ) -> Callable[P, Array]: ...
 @overload
 def jacfwd(
@@ -110,14 +145,20 @@ def jacfwd(
     argnums: int | Sequence[int] = 0,
     *,
     has_aux: Literal[True],
+    chunk_size: int | None = None,
 ) -> Callable[P, tuple[Array, Aux]]: ...
 def jacfwd(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    *,
+    chunk_size: int | None = None,
 ) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by forward mode: one ``jvp`` per input element.
+    """The Jacobian of ``fun`` by forward mode: ``vmap`` of ``jvp`` over the input basis.
 
     For pytree inputs/outputs the result is a tree (output tree outside, input tree inside),
-    typed as ``Array``: narrow it with ``typing.cast`` where you use trees.
+    typed as ``Array``: narrow it with ``typing.cast`` where you use trees. ``chunk_size``
+    pushes that many basis vectors at a time, bounding peak memory.
 
     Example:
         >>> jacfwd(tnp.sin)(np.zeros(2))  # doctest: +SKIP
@@ -128,16 +169,15 @@ def jacfwd(
     def jacfwd_fun(*args: Any, **kwargs: Any) -> Any:
         nums, diff = _diff_args(args, argnums, "jacfwd")
         partial = partial_of(fun, args, kwargs, nums)
-        in_tree = tree_flatten(diff)[1]
-        out, columns, aux = _push_basis_forward(partial, diff, in_tree, has_aux)
-        flat_in = tree_flatten(diff)[0]
+        flat_in, in_tree = tree_flatten(diff)
+        out, tangents, aux = _push_basis_forward(partial, diff, in_tree, has_aux, chunk_size)
         flat_out = tree_flatten(out)[0]
-        offsets = np.cumsum([0] + [math.prod(shape_of(x)) for x in flat_in])
+        offsets = _offsets(flat_in)
 
-        def block(j: int, i: int) -> Any:
+        def block(j: int, i: int) -> Any:  # tangents[j]: (inputs, *out_j) -> (*out_j, *in_i)
+            rows = _rows(tangents[j], offsets[i], offsets[i + 1], len(flat_in))
             shape = shape_of(flat_out[j]) + shape_of(flat_in[i])
-            pieces = [columns[k][j] for k in range(offsets[i], offsets[i + 1])]
-            return _block(pieces, shape, dtype_of(flat_out[j]), axis=-1)
+            return tnp.reshape(tnp.moveaxis(rows, 0, -1), shape)
 
         jac = _assemble(out, block, diff, argnums)
         return (jac, aux) if has_aux else jac
@@ -147,7 +187,11 @@ def jacfwd(
 
 @overload
 def jacrev(
-    fun: Callable[P, object], argnums: int | Sequence[int] = 0, has_aux: Literal[False] = False
+    fun: Callable[P, object],
+    argnums: int | Sequence[int] = 0,
+    has_aux: Literal[False] = False,
+    *,
+    chunk_size: int | None = None,
 ) -> Callable[P, Array]: ...
 @overload
 def jacrev(
@@ -155,11 +199,16 @@ def jacrev(
     argnums: int | Sequence[int] = 0,
     *,
     has_aux: Literal[True],
+    chunk_size: int | None = None,
 ) -> Callable[P, tuple[Array, Aux]]: ...
 def jacrev(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    *,
+    chunk_size: int | None = None,
 ) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by reverse mode: one pullback per output element.
+    """The Jacobian of ``fun`` by reverse mode: ``vmap`` of the pullback over the output basis.
 
     Example:
         >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))  # doctest: +SKIP
@@ -171,15 +220,14 @@ def jacrev(
         nums, diff = _diff_args(args, argnums, "jacrev")
         partial = partial_of(fun, args, kwargs, nums)
         out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev")
-        rows = _push_basis_reverse(pullback, out)
+        cotangents = _push_basis_reverse(pullback, out, chunk_size)
         flat_in = tree_flatten(diff)[0]
         flat_out = tree_flatten(out)[0]
-        offsets = np.cumsum([0] + [math.prod(shape_of(o)) for o in flat_out])
+        offsets = _offsets(flat_out)
 
-        def block(j: int, i: int) -> Any:
-            shape = shape_of(flat_out[j]) + shape_of(flat_in[i])
-            pieces = [rows[k][i] for k in range(offsets[j], offsets[j + 1])]
-            return _block(pieces, shape, dtype_of(flat_in[i]), axis=0)
+        def block(j: int, i: int) -> Any:  # cotangents[i]: (outputs, *in_i) -> (*out_j, *in_i)
+            rows = _rows(cotangents[i], offsets[j], offsets[j + 1], len(flat_out))
+            return tnp.reshape(rows, shape_of(flat_out[j]) + shape_of(flat_in[i]))
 
         jac = _assemble(out, block, diff, argnums)
         return (jac, aux) if has_aux else jac
@@ -187,9 +235,22 @@ def jacrev(
     return jacrev_fun
 
 
+def _offsets(leaves: list[Any]) -> list[int]:
+    return [int(n) for n in np.cumsum([0] + [math.prod(shape_of(x)) for x in leaves])]
+
+
+def _rows(stacked: Any, start: int, stop: int, leaves: int) -> Any:
+    """Rows ``start:stop`` of a stacked basis result (all of it when there is one leaf)."""
+    return stacked if leaves == 1 else stacked[start:stop]
+
+
 @overload
 def hessian(
-    fun: Callable[P, object], argnums: int | Sequence[int] = 0, has_aux: Literal[False] = False
+    fun: Callable[P, object],
+    argnums: int | Sequence[int] = 0,
+    has_aux: Literal[False] = False,
+    *,
+    chunk_size: int | None = None,
 ) -> Callable[P, Array]: ...
 @overload
 def hessian(
@@ -197,9 +258,14 @@ def hessian(
     argnums: int | Sequence[int] = 0,
     *,
     has_aux: Literal[True],
+    chunk_size: int | None = None,
 ) -> Callable[P, tuple[Array, Aux]]: ...
 def hessian(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    *,
+    chunk_size: int | None = None,
 ) -> Callable[..., Any]:
     """The Hessian of a scalar ``fun``: ``jacfwd(jacrev(fun))`` (forward over reverse).
 
@@ -207,5 +273,5 @@ def hessian(
         >>> hessian(lambda x: tnp.sum(x ** 3))(np.array([1.0, 2.0]))  # doctest: +SKIP
         array([[ 6.,  0.], [ 0., 12.]])
     """
-    inner = jacrev(fun, argnums, has_aux)  # type: ignore[call-overload]
-    return jacfwd(inner, argnums, has_aux)  # type: ignore[call-overload,no-any-return]
+    inner = jacrev(fun, argnums, has_aux, chunk_size=chunk_size)  # type: ignore[call-overload]
+    return jacfwd(inner, argnums, has_aux, chunk_size=chunk_size)  # type: ignore[call-overload,no-any-return]

@@ -48,6 +48,10 @@ class Trace(abc.ABC, Generic[TracerT]):
         """Whether ``value`` is a tracer of this very trace (identity, never level alone)."""
         return isinstance(value, Tracer) and value._trace is self
 
+    def first_owned(self, args: Sequence[object]) -> int | None:
+        """The position of the first argument that is a tracer of this trace (for errors)."""
+        return next((i for i, a in enumerate(args) if self.owns(a)), None)
+
     def __repr__(self) -> str:
         state = "live" if self.alive else "finished"
         return f"<{self.name} trace, level {self.level}, {state}>"

@@ -49,7 +49,7 @@ class JVPTrace(Trace[JVPTracer]):
             return ans
         rules = _RULES.get(primitive)
         if rules is None:
-            raise NoRuleError(primitive.name, "jvp", None, "transforms.defjvp")
+            raise NoRuleError(primitive.name, "jvp", self.first_owned(args), "transforms.defjvp")
         if type(rules) is _Joint:
             tangents = [
                 a.tangent if type(a) is JVPTracer and a._trace is self else None for a in args

@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
+from ._batching import elementwise_rule
 from ._define import dtype_of, nondifferentiable, shape_of
 from ._elementwise import log
 from ._shape import array, astype, broadcast_to, unbroadcast
@@ -56,6 +58,8 @@ def _operands(*xs: ArrayLike) -> list[Any]:
 
 
 def _binary(primitive: Primitive, doc: str) -> Callable[[ArrayLike, ArrayLike], Array]:
+    defbatch(primitive, elementwise_rule(primitive))
+
     def fn(x1: ArrayLike, x2: ArrayLike) -> Array:
         if isinstance(x1, (list, tuple)) or isinstance(x2, (list, tuple)):
             x1, x2 = _operands(x1, x2)
@@ -152,6 +156,7 @@ def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
 defvjp(power_p, _power_vjp_x, _power_vjp_y)
 
 negative_p = Primitive("negative", np.negative)
+defbatch(negative_p, elementwise_rule(negative_p))
 defjvp(negative_p, lambda t, ans, x: -t)
 defvjp(negative_p, lambda ans, x: lambda ct: -ct)
 
@@ -192,6 +197,7 @@ minimum_p = _choice("minimum", np.minimum, lambda x, y: less(x, y))
 
 # ---- where: the condition is a parameter-like operand with no derivative ------------------
 where_p = Primitive("where", np.where)
+defbatch(where_p, elementwise_rule(where_p))
 defjvp(
     where_p,
     None,

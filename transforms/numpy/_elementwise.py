@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive
 
+from ._batching import elementwise_rule
 from ._define import elementwise
 
 __all__ = ["sin", "cos", "tan", "exp", "log", "tanh", "sqrt", "abs", "absolute", "square", "sign"]
@@ -36,6 +38,7 @@ def _unary(
     name: str, impl: Any, derivative: Callable[[Any, Any], Any] | None
 ) -> tuple[Primitive, Callable[[ArrayLike], Array]]:
     primitive = elementwise(name, impl, derivative)
+    defbatch(primitive, elementwise_rule(primitive))
     return primitive, _public(primitive, f"Differentiable ``numpy.{name}``.")
 
 

@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive, concrete
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
+from . import _shape
 from ._define import shape_of
 
 __all__ = ["getitem", "untake"]
@@ -43,6 +45,45 @@ defjvp(getitem_p, lambda t, ans, x, index: getitem_p.bind(t, index=index))
 defvjp(getitem_p, lambda ans, x, index: lambda ct: untake(ct, index, shape_of(x)))
 defjvp(untake_p, lambda t, ans, ct, index, shape: untake(t, index, shape))
 defvjp(untake_p, lambda ans, ct, index, shape: lambda ct_out: getitem_p.bind(ct_out, index=index))
+
+
+# Batching: the batch axis goes last, where an index (with its Ellipsis spelled out) leaves
+# it untouched as a trailing full slice, wherever NumPy puts the advanced-index axes.
+def _spell_out_ellipsis(index: Any, ndim: int) -> Any:
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(p is Ellipsis for p in parts):
+        return parts
+    used = sum(
+        np.ndim(p) if _is_bool_array(p) else 1 for p in parts if p is not None and p is not Ellipsis
+    )
+    at = next(i for i, p in enumerate(parts) if p is Ellipsis)
+    return parts[:at] + (slice(None),) * (ndim - used) + parts[at + 1 :]
+
+
+def _is_bool_array(p: Any) -> bool:
+    return isinstance(p, (np.ndarray, list)) and np.asarray(p).dtype == np.bool_
+
+
+def _to_back(x: Any, d: int) -> Any:
+    n = len(shape_of(x))
+    return x if d == n - 1 else _shape.moveaxis(x, d, -1)
+
+
+def _getitem_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
+    x, d = values[0], dims[0]
+    out = getitem_p.bind(_to_back(x, d), index=_spell_out_ellipsis(index, len(shape_of(x)) - 1))
+    return out, len(shape_of(out)) - 1
+
+
+def _untake_batch(values: Any, dims: Any, *, index: Any, shape: tuple[int, ...]) -> tuple[Any, int]:
+    ct, d = values[0], dims[0]
+    size = shape_of(ct)[d]
+    index = _spell_out_ellipsis(index, len(shape))
+    return untake_p.bind(_to_back(ct, d), index=index, shape=(*shape, size)), len(shape)
+
+
+defbatch(getitem_p, _getitem_batch)
+defbatch(untake_p, _untake_batch)
 
 
 def _plain_index(index: Any) -> Any:

@@ -14,13 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
 from ._arithmetic import multiply
+from ._batching import axis_size, materialized, to_front
 from ._define import ndim_of, shape_of
-from ._shape import array, reshape, transpose, unbroadcast
+from ._shape import array, broadcast_to, reshape, transpose, unbroadcast
 
 __all__ = ["matmul", "dot", "outer", "tensordot"]
 
@@ -53,6 +55,44 @@ def _matmul_vjp(argnum: int) -> Callable[..., Callable[[Any], Any]]:
 matmul_p = Primitive("matmul", np.matmul)
 defjvp(matmul_p, lambda t, ans, x, y: matmul(t, y), lambda t, ans, x, y: matmul(x, t))
 defvjp(matmul_p, _matmul_vjp(0), _matmul_vjp(1))
+
+
+def _matmul_batch(values: Any, dims: Any) -> tuple[Any, int]:
+    """Batch ``matmul`` as one large product where the other operand is an unbatched matrix
+    (the shape of Jacobian work), and as a broadcast batched ``matmul`` otherwise."""
+    (x, y), (dx, dy) = values, dims
+    if dy is None and ndim_of(y) == 2 and ndim_of(x) - 1 <= 2:  # (B, [m,] n) @ (n, p)
+        x = to_front(x, dx)
+        return matmul(x, y), 0
+    if dx is None and ndim_of(x) == 2 and ndim_of(y) in (2, 3):  # (m, n) @ (B, n [, p])
+        y = to_front(y, dy)
+        if ndim_of(y) == 2:  # per-example vectors become the columns of one matrix
+            return matmul(x, transpose(y)), 1
+        size, n, p = shape_of(y)
+        columns = reshape(transpose(y, (1, 0, 2)), (n, size * p))
+        return reshape(matmul(x, columns), (shape_of(x)[0], size, p)), 1
+    # general case: batch axes in front, 1-d operands promoted, ranks aligned
+    size = axis_size(values, dims)
+    x_rank, y_rank = ndim_of(x) - (dx is not None), ndim_of(y) - (dy is not None)
+    xs = materialized([x], [dx])[0] if dx is not None else broadcast_to(x, (size, *shape_of(x)))
+    ys = materialized([y], [dy])[0] if dy is not None else broadcast_to(y, (size, *shape_of(y)))
+    if x_rank == 1:
+        xs = reshape(xs, (size, 1, shape_of(xs)[1]))
+    if y_rank == 1:
+        ys = reshape(ys, (size, shape_of(ys)[1], 1))
+    rank = max(ndim_of(xs), ndim_of(ys))
+    xs = reshape(xs, (size,) + (1,) * (rank - ndim_of(xs)) + shape_of(xs)[1:])
+    ys = reshape(ys, (size,) + (1,) * (rank - ndim_of(ys)) + shape_of(ys)[1:])
+    out = matmul(xs, ys)
+    out_shape = shape_of(out)
+    if y_rank == 1:
+        out_shape = out_shape[:-1]
+    if x_rank == 1:
+        out_shape = out_shape[:-2] + out_shape[-1:] if y_rank != 1 else out_shape[:-1]
+    return reshape(out, out_shape), 0
+
+
+defbatch(matmul_p, _matmul_batch)
 
 
 def matmul(x1: ArrayLike, x2: ArrayLike) -> Array:

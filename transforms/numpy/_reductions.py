@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
-from . import _arithmetic, _indexing, _shape
+from . import _indexing, _shape
+from ._batching import reduction_rule
 from ._define import dtype_of, normalize_axes, shape_of
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin"]
@@ -43,6 +45,7 @@ def _operand(a: ArrayLike) -> Any:
 sum_p = Primitive("sum", lambda x, axes, keepdims: np.sum(x, axis=axes, keepdims=keepdims))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
 defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, shape_of(x), axes, keepdims))
+defbatch(sum_p, reduction_rule(sum_p))
 
 
 def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
@@ -111,6 +114,7 @@ def _prod_vjp(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 
 
 defvjp(prod_p, _prod_vjp)
+defbatch(prod_p, reduction_rule(prod_p))
 
 
 def prod(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
@@ -130,7 +134,7 @@ def _tie_weights(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any
     """
     if not keepdims:
         ans = _shape.reshape(ans, _kept_shape(shape_of(x), axes))
-    hits = _shape.astype(_arithmetic.equal(x, ans), dtype_of(x))
+    hits = _shape.astype(x == ans, dtype_of(x))  # the operator: a comparison primitive
     return hits / sum(hits, axes, keepdims=True)
 
 
@@ -152,6 +156,7 @@ def _extremum(name: str, impl: Any) -> Primitive:
         return lambda ct: _expand(ct, shape_of(x), axes, keepdims) * weights
 
     defvjp(primitive, maker)
+    defbatch(primitive, reduction_rule(primitive))
     return primitive
 
 

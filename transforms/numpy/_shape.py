@@ -8,16 +8,18 @@ a per-argnum VJP maker (each argument's slice of the cotangent).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.jvp import defjvp, defjvp_joint
 from transforms.vjp import defvjp, defvjp_argnum
 
-from . import _indexing, _reductions
+from . import _batching, _indexing, _reductions
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
 
 __all__ = [
@@ -50,6 +52,31 @@ defjvp(reshape_p, lambda t, ans, x, shape, order: reshape(t, shape, order))
 defvjp(reshape_p, lambda ans, x, shape, order: lambda ct: reshape(ct, shape_of(x), order))
 
 
+def _resolve_shape(shape: int | Sequence[int], size: int) -> tuple[int, ...]:
+    """``shape`` with a ``-1`` entry replaced by what makes ``size`` elements."""
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    if -1 in dims:
+        known = math.prod(n for n in dims if n != -1)
+        dims = tuple(size // known if known and n == -1 else max(n, 0) for n in dims)
+    return dims
+
+
+def _reshape_batch(
+    values: Sequence[Any], dims: Sequence[int | None], *, shape: Any, order: str
+) -> tuple[Any, int]:
+    x, d = values[0], dims[0]
+    assert d is not None
+    size = shape_of(x)[d]
+    new = _resolve_shape(shape, math.prod(shape_of(x)) // max(size, 1))
+    if order == "F":  # the batch axis must vary slowest, i.e. come last
+        x = moveaxis(x, d, -1)
+        return reshape_p.bind(x, shape=(*new, size), order=order), len(new)
+    return reshape_p.bind(_batching.to_front(x, d), shape=(size, *new), order=order), 0
+
+
+defbatch(reshape_p, _reshape_batch)
+
+
 def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C") -> Array:
     """Differentiable ``numpy.reshape``."""
     a = _as_operand(a)
@@ -73,6 +100,13 @@ defjvp(transpose_p, lambda t, ans, x, axes: transpose_p.bind(t, axes=axes))
 defvjp(
     transpose_p,
     lambda ans, x, axes: lambda ct: transpose_p.bind(ct, axes=_inverse_permutation(axes)),
+)
+defbatch(
+    transpose_p,
+    lambda values, dims, axes: (
+        transpose_p.bind(_batching.to_front(values[0], dims[0]), axes=(0, *(a + 1 for a in axes))),
+        0,
+    ),
 )
 
 
@@ -107,6 +141,18 @@ def _axes_list(axis: int | Sequence[int], ndim: int) -> list[int]:
 broadcast_to_p = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape))
 defjvp(broadcast_to_p, lambda t, ans, x, shape: broadcast_to(t, shape))
 defvjp(broadcast_to_p, lambda ans, x, shape: lambda ct: unbroadcast(ct, shape_of(x)))
+
+
+def _broadcast_to_batch(
+    values: Sequence[Any], dims: Sequence[int | None], *, shape: tuple[int, ...]
+) -> tuple[Any, int]:
+    x = _batching.to_front(values[0], dims[0])
+    x_shape = shape_of(x)
+    aligned = (x_shape[0],) + (1,) * (len(shape) - len(x_shape) + 1) + x_shape[1:]
+    return broadcast_to_p.bind(reshape(x, aligned), shape=(x_shape[0], *shape)), 0
+
+
+defbatch(broadcast_to_p, _broadcast_to_batch)
 
 
 def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Array:
@@ -175,6 +221,13 @@ def _stack_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[Any], An
 
 
 defvjp_argnum(stack_p, _stack_vjp)
+defbatch(
+    stack_p,
+    lambda values, dims, axis: (
+        stack_p.bind(*_batching.materialized(values, dims), axis=axis + 1),
+        0,
+    ),
+)
 
 
 def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Array:
@@ -200,6 +253,13 @@ def _concatenate_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[An
 
 
 defvjp_argnum(concatenate_p, _concatenate_vjp)
+defbatch(
+    concatenate_p,
+    lambda values, dims, axis: (
+        concatenate_p.bind(*_batching.materialized(values, dims), axis=axis + 1),
+        0,
+    ),
+)
 
 
 def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
@@ -247,6 +307,10 @@ _astype_nondiff_p = nondifferentiable(
 )
 
 
+for _p in (astype_p, _astype_nondiff_p):
+    defbatch(_p, _batching.elementwise_rule(_p))
+
+
 def astype(x: ArrayLike, dtype: Any) -> Array:
     """``x.astype(dtype)``; casting to an integer or bool dtype has no derivative."""
     dtype = np.dtype(dtype)
@@ -258,6 +322,8 @@ def astype(x: ArrayLike, dtype: Any) -> Array:
 # ---- constants shaped like a value ----------------------------------------------------------
 zeros_like_p = nondifferentiable("zeros_like", lambda x, dtype: np.zeros_like(x, dtype=dtype))
 ones_like_p = nondifferentiable("ones_like", lambda x, dtype: np.ones_like(x, dtype=dtype))
+defbatch(zeros_like_p, _batching.elementwise_rule(zeros_like_p))
+defbatch(ones_like_p, _batching.elementwise_rule(ones_like_p))
 
 
 def zeros_like(a: ArrayLike, dtype: Any = None) -> Array:

@@ -60,7 +60,7 @@ class VJPTrace(Trace[VJPTracer]):
             return ans
         rules = _RULES.get(primitive)
         if rules is None:
-            raise NoRuleError(primitive.name, "vjp", None, "transforms.defvjp")
+            raise NoRuleError(primitive.name, "vjp", self.first_owned(args), "transforms.defvjp")
         parents: list[Node] = []
         pullbacks: list[Pullback] = []
         for argnum, arg in enumerate(args):

@@ -1,0 +1,35 @@
+"""The batching rule registry, written only through ``defbatch``.
+
+A batching rule is ``rule(args, dims, **params) -> (out, out_dim)``: ``args`` are the
+operands with their batch axes still in them, ``dims[i]`` is operand ``i``'s batch axis
+(``None`` for an operand that is not batched), and the rule returns the batched result and
+the axis of its batch dimension (``None`` when the result does not vary along the batch).
+Rules use differentiable operations, so ``jvp(vmap(f))`` and ``vmap(grad(f))`` both work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from transforms.core import Primitive
+
+__all__ = ["BatchRule", "defbatch", "has_batch_rule"]
+
+BatchRule = Callable[..., tuple[Any, int | None]]
+
+_RULES: dict[Primitive, BatchRule] = {}
+
+
+def defbatch(primitive: Primitive, rule: BatchRule) -> None:
+    """Define how ``primitive`` acts on operands that carry a batch axis.
+
+    Example:
+        >>> defbatch(sin_p, lambda args, dims: (sin(args[0]), dims[0]))  # doctest: +SKIP
+    """
+    _RULES[primitive] = rule
+
+
+def has_batch_rule(primitive: Primitive) -> bool:
+    """Whether ``primitive`` has a batching rule."""
+    return primitive in _RULES

@@ -1,0 +1,81 @@
+"""The batching interpreter: each tracer is a value with one extra (batch) axis.
+
+A ``BatchTracer`` stands for one example of the batch: its ``shape`` omits the batch axis,
+so user code and other interpreters' rules see per-example shapes. Operands that are not
+tracers of this trace are unbatched and are left alone (no broadcasting is materialised).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from transforms.core import NoRuleError, Primitive, Trace, Tracer
+
+from ._rules import _RULES
+
+__all__ = ["BatchTrace", "BatchTracer"]
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, (Tracer, np.ndarray)) else np.shape(x)
+
+
+class BatchTracer(Tracer):
+    """A batched value (one level down) and the axis of its batch dimension."""
+
+    __slots__ = ("bdim", "value")
+
+    def __init__(self, trace: BatchTrace, value: Any, bdim: int) -> None:
+        self._trace = trace
+        self.value = value
+        self.bdim = bdim
+
+    @property
+    def primal(self) -> Any:
+        return self.value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        shape = _shape(self.value)
+        return shape[: self.bdim] + shape[self.bdim + 1 :]
+
+    def __bool__(self) -> NoReturn:
+        raise TypeError(
+            "vmap: bool() of a batched value: Python control flow cannot branch per example. "
+            "Use tnp.where to select per example instead."
+        )
+
+
+class BatchTrace(Trace[BatchTracer]):
+    """One live ``vmap``: applies batching rules to batched operands."""
+
+    __slots__ = ("axis_size",)
+
+    def __init__(self, level: int, axis_size: int, name: str = "vmap") -> None:
+        super().__init__(level, name)
+        self.axis_size = axis_size
+
+    def process_primitive(
+        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+    ) -> object:
+        values: list[Any] = []
+        dims: list[int | None] = []
+        for arg in args:
+            if type(arg) is BatchTracer and arg._trace is self:
+                values.append(arg.value)
+                dims.append(arg.bdim)
+            else:
+                values.append(arg)
+                dims.append(None)
+        rule = _RULES.get(primitive)
+        if rule is None:
+            raise NoRuleError(
+                primitive.name, "vmap", self.first_owned(args), "transforms.batch.defbatch"
+            )
+        out, out_dim = rule(values, dims, **params)
+        if out_dim is None:
+            return out
+        return BatchTracer(self, out, out_dim)

@@ -1,0 +1,128 @@
+"""``vmap``: run a per-example function on a whole batch at once.
+
+The function runs once, on ``BatchTracer`` inputs whose shapes omit the batch axis; every
+primitive applies its batching rule. ``in_axes``/``out_axes`` follow JAX: an int, ``None``
+(not batched), or a tree prefix of the arguments/outputs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from transforms.batch import BatchTrace, BatchTracer
+from transforms.core import new_trace
+from transforms.core.tree_util import tree_flatten
+from transforms.numpy import broadcast_to, moveaxis
+from transforms.numpy._define import shape_of
+
+__all__ = ["vmap"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Axes = int | None | tuple[Any, ...] | list[Any] | dict[Any, Any]
+
+
+def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[int | None]:
+    """One axis per leaf of ``tree``, from ``prefix`` (an int/None, or a tree prefix)."""
+    if prefix is None or isinstance(prefix, int):
+        return [prefix] * len(tree_flatten(tree)[0])
+    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
+        if len(prefix) != len(tree):
+            raise ValueError(
+                f"vmap: {what} has {len(prefix)} entries but the value has {len(tree)}"
+            )
+        return [a for p, t in zip(prefix, tree, strict=True) for a in _broadcast_prefix(p, t, what)]
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        if sorted(prefix) != sorted(tree):
+            raise ValueError(f"vmap: {what} keys {sorted(prefix)} differ from {sorted(tree)}")
+        return [a for k in sorted(tree) for a in _broadcast_prefix(prefix[k], tree[k], what)]
+    raise ValueError(f"vmap: {what} {prefix!r} is not a prefix of the value's structure")
+
+
+def _normalize(axis: int, ndim: int, what: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"vmap: {what} {axis} is out of range for a value with {ndim} dims")
+    return axis % ndim
+
+
+def _batch_size(leaves: list[Any], axes: list[int | None], axis_size: int | None) -> int:
+    sizes = {shape_of(x)[a] for x, a in zip(leaves, axes, strict=True) if a is not None}
+    if axis_size is not None:
+        sizes.add(axis_size)
+    if len(sizes) > 1:
+        detail = ", ".join(
+            f"argument leaf {i}: axis {a} of shape {shape_of(x)}"
+            for i, (x, a) in enumerate(zip(leaves, axes, strict=True))
+            if a is not None
+        )
+        raise ValueError(f"vmap got inconsistent sizes for the mapped axis ({detail})")
+    if not sizes:
+        raise ValueError("vmap needs at least one mapped input (in_axes not all None) or axis_size")
+    return sizes.pop()
+
+
+def _unbatch(out: Any, trace: BatchTrace, axis: int | None, size: int) -> Any:
+    if axis is None:
+        if trace.owns(out):
+            raise ValueError(
+                "vmap: out_axes is None for an output that varies along the mapped axis"
+            )
+        return out
+    if trace.owns(out):
+        value, bdim = out.value, out.bdim
+    else:  # constant along the batch: broadcast it
+        value, bdim = broadcast_to(out, (size, *shape_of(out))), 0
+    ndim = len(shape_of(value))
+    return moveaxis(value, bdim, _normalize(axis, ndim, "out_axes"))
+
+
+def vmap(
+    fun: Callable[P, R],
+    in_axes: Axes = 0,
+    out_axes: Axes = 0,
+    axis_size: int | None = None,
+) -> Callable[P, R]:
+    """Vectorise ``fun`` over a batch axis of its inputs.
+
+    Args:
+        fun: the per-example function.
+        in_axes: the batch axis of each argument (int, ``None`` for unbatched, or a tree
+            prefix of the positional arguments).
+        out_axes: where the batch axis goes in each output (same forms).
+        axis_size: the batch size, needed only when no argument is batched.
+
+    Example:
+        >>> vmap(lambda x: tnp.sum(x ** 2))(np.ones((3, 2)))  # doctest: +SKIP
+        array([2., 2., 2.])
+    """
+
+    @functools.wraps(fun)
+    def vmapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        prefix = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
+        if isinstance(prefix, tuple) and len(prefix) != len(args):
+            raise ValueError(
+                f"vmap: in_axes has {len(prefix)} entries for {len(args)} positional arguments"
+            )
+        leaves, tree = tree_flatten(args)
+        axes = _broadcast_prefix(prefix, args, "in_axes")
+        axes = [
+            None if a is None else _normalize(a, len(shape_of(x)), "in_axes")
+            for x, a in zip(leaves, axes, strict=True)
+        ]
+        size = _batch_size(leaves, axes, axis_size)
+        with new_trace(lambda level: BatchTrace(level, size)) as trace:
+            tracers = [
+                x if a is None else BatchTracer(trace, x, a)
+                for x, a in zip(leaves, axes, strict=True)
+            ]
+            out = fun(*tree.unflatten(tracers), **kwargs)
+            out_leaves, out_tree = tree_flatten(out)
+            out_axes_flat = _broadcast_prefix(out_axes, out, "out_axes")
+            results = [
+                _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
+            ]
+        return out_tree.unflatten(results)  # type: ignore[no-any-return]
+
+    return vmapped

@@ -1,0 +1,84 @@
+"""Shared batching rules: how families of primitives act on operands with a batch axis.
+
+Every rule moves batch axes where the primitive can treat them as ordinary data (usually
+to the front) and says where the batch axis of the result is. Moving axes uses this
+package's differentiable ``moveaxis``/``reshape``, because the operands may be tracers of
+outer transforms (``jvp(vmap(f))``). ``_shape`` is imported inside the helpers: it
+registers its own batching rules with this module's helpers while it is being imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from transforms.batch import BatchRule
+from transforms.core import Primitive
+
+from ._define import shape_of
+
+__all__ = ["axis_size", "to_front", "elementwise_rule", "reduction_rule", "materialized"]
+
+
+def axis_size(values: Sequence[Any], dims: Sequence[int | None]) -> int:
+    """The batch size, read off the first batched operand."""
+    for value, dim in zip(values, dims, strict=True):
+        if dim is not None:
+            return shape_of(value)[dim]
+    raise ValueError("a batching rule was called with no batched operand")
+
+
+def to_front(x: Any, dim: int | None) -> Any:
+    """``x`` with its batch axis moved to axis 0 (unchanged if already there)."""
+    from . import _shape
+
+    return x if dim is None or dim == 0 else _shape.moveaxis(x, dim, 0)
+
+
+def materialized(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
+    """Every operand with a batch axis at the front, unbatched ones broadcast (a view)."""
+    from . import _shape
+
+    size = axis_size(values, dims)
+    return [
+        _shape.broadcast_to(v, (size, *shape_of(v))) if d is None else to_front(v, d)
+        for v, d in zip(values, dims, strict=True)
+    ]
+
+
+def elementwise_rule(primitive: Primitive) -> BatchRule:
+    """Broadcasting n-ary elementwise primitives: batch axes to the front, ranks aligned.
+
+    An unbatched operand is left as is: it broadcasts against the per-example axes from the
+    right. A batched operand of lower per-example rank gets singleton axes after its batch
+    axis so that its example axes line up with the others'.
+    """
+
+    def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
+        from . import _shape
+
+        ranks = [len(shape_of(v)) - (d is not None) for v, d in zip(values, dims, strict=True)]
+        rank = max(ranks)
+        operands = []
+        for v, d, r in zip(values, dims, ranks, strict=True):
+            if d is not None:
+                v = to_front(v, d)
+                if r < rank:
+                    shape = shape_of(v)
+                    v = _shape.reshape(v, (shape[0],) + (1,) * (rank - r) + shape[1:])
+            operands.append(v)
+        return primitive.bind(*operands, **params), 0
+
+    return rule
+
+
+def reduction_rule(primitive: Primitive) -> BatchRule:
+    """Reductions over ``axes`` (with ``keepdims``): batch axis to the front, axes shifted."""
+
+    def rule(
+        values: Sequence[Any], dims: Sequence[int | None], *, axes: tuple[int, ...], **params: Any
+    ) -> tuple[Any, int]:
+        x = to_front(values[0], dims[0])
+        return primitive.bind(x, axes=tuple(a + 1 for a in axes), **params), 0
+
+    return rule
