@@ -34,8 +34,12 @@ def _random_like(tree: Any, rng: np.random.Generator) -> Any:
 
 
 def _inner(a: Any, b: Any) -> float:
+    """The pairing under which a VJP is the transpose of a JVP: ``Re(sum(a * b))``.
+
+    Bilinear, not Hermitian: transforms follows JAX's complex convention (see README).
+    """
     pairs = zip(tree_flatten(a)[0], tree_flatten(b)[0], strict=True)
-    return float(sum(np.real(np.vdot(np.asarray(x), np.asarray(y))) for x, y in pairs))
+    return float(sum(np.real(np.sum(np.asarray(x) * np.asarray(y))) for x, y in pairs))
 
 
 def _assert_close(what: str, actual: Any, expected: Any, atol: float, rtol: float) -> None:

@@ -56,12 +56,9 @@ def jvp_flat(
         raise TypeError(
             f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
         )
-    for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True)):
-        if shape_of(t) != shape_of(p):
-            raise ValueError(
-                f"{transform}: tangent {i} has shape {shape_of(t)} but its primal has shape "
-                f"{shape_of(p)}; they must match"
-            )
+    flat_t = [
+        _as_tangent(t, p, i, transform) for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True))
+    ]
     with new_trace(lambda level: JVPTrace(level, transform)) as trace:
         tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
@@ -70,6 +67,26 @@ def jvp_flat(
         tangents_out = [o.tangent if trace.owns(o) else zeros_like(o) for o in flat_out]
         aux = strip(aux, trace)
     return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
+
+
+def _as_tangent(t: Any, primal: Any, i: int, transform: str) -> Any:
+    """Check a tangent against its primal (JAX's contract: same shape, same dtype).
+
+    A Python scalar takes the primal's dtype, as NumPy's weak scalars do.
+    """
+    if isinstance(t, (int, float, complex)) and not isinstance(t, bool):
+        t = np.asarray(t, dtype=dtype_of(primal))
+    if shape_of(t) != shape_of(primal):
+        raise ValueError(
+            f"{transform}: tangent {i} has shape {shape_of(t)} but its primal has shape "
+            f"{shape_of(primal)}; they must match"
+        )
+    if dtype_of(t) != dtype_of(primal):
+        raise TypeError(
+            f"{transform}: tangent {i} has dtype {dtype_of(t)} but its primal has dtype "
+            f"{dtype_of(primal)}; they must match (cast the tangent with .astype)"
+        )
+    return t
 
 
 class FlatPullback:

@@ -20,7 +20,7 @@ from transforms.vjp import defvjp
 from . import _shape
 from ._define import shape_of
 
-__all__ = ["getitem", "untake"]
+__all__: list[str] = []  # x[idx] is the operator; untake is internal
 
 
 def _is_basic(index: Any) -> bool:
