@@ -13,6 +13,7 @@ from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
 from .compose import grad as grad
 from .compose import hessian as hessian
+from .compose import hvp as hvp
 from .compose import jacfwd as jacfwd
 from .compose import jacrev as jacrev
 from .compose import jvp as jvp
@@ -46,6 +47,7 @@ __all__ = [
     "defvjp",
     "grad",
     "hessian",
+    "hvp",
     "jacfwd",
     "jacrev",
     "jvp",

@@ -2,6 +2,7 @@
 
 from ._api import Pullback as Pullback
 from ._api import grad as grad
+from ._api import hvp as hvp
 from ._api import jvp as jvp
 from ._api import value_and_grad as value_and_grad
 from ._api import vjp as vjp
@@ -16,6 +17,7 @@ __all__ = [
     "check_grads",
     "grad",
     "hessian",
+    "hvp",
     "jacfwd",
     "jacrev",
     "jvp",

@@ -19,7 +19,7 @@ from transforms.numpy._define import dtype_of, shape_of
 from ._args import normalize_argnums, partial_of
 from ._core_transforms import jvp_flat, vjp_flat
 
-__all__ = ["jvp", "vjp", "grad", "value_and_grad", "Pullback"]
+__all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "Pullback"]
 
 P = ParamSpec("P")
 A = TypeVar("A")
@@ -217,3 +217,24 @@ def value_and_grad(
     With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX.
     """
     return _value_and_grad(fun, argnums, has_aux, "value_and_grad")
+
+
+def hvp(
+    fun: Callable[..., ArrayLike], primals: Sequence[ArrayLike], tangents: Sequence[ArrayLike]
+) -> tuple[Array, tuple[Array, ...]]:
+    """Hessian-vector product of a scalar ``fun``, forward over reverse (torch.func's ``hvp``).
+
+    Costs one forward and one backward pass with tangents riding along: the Hessian is
+    never built.
+
+    Returns:
+        ``(fun(*primals), H @ tangents)``, the product as a tuple with one entry per primal.
+
+    Example:
+        >>> hvp(lambda x: tnp.sum(x ** 3), (np.array([1.0, 2.0]),), (np.ones(2),))  # doctest: +SKIP
+        (array(9.), (array([ 6., 12.]),))
+    """
+    positions = tuple(range(len(primals)))
+    value_and_grads = _value_and_grad(fun, positions, False, "hvp")
+    (value, _), (_, products) = jvp(value_and_grads, primals, tangents)
+    return value, products
