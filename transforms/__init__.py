@@ -11,12 +11,17 @@ Example:
 from . import numpy as numpy
 from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
+from .compose import checkpoint as checkpoint
+from .compose import custom_jvp as custom_jvp
+from .compose import custom_vjp as custom_vjp
 from .compose import grad as grad
 from .compose import hessian as hessian
 from .compose import hvp as hvp
 from .compose import jacfwd as jacfwd
 from .compose import jacrev as jacrev
 from .compose import jvp as jvp
+from .compose import linearize as linearize
+from .compose import stop_gradient as stop_gradient
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
 from .compose import vmap as vmap
@@ -35,23 +40,28 @@ from .vjp import defvjp as defvjp
 __all__ = [
     "Array",
     "ArrayLike",
-    "DerivativeDroppedError",
-    "EscapedTracerError",
-    "NoRuleError",
-    "Primitive",
-    "Pullback",
-    "TraceMixError",
-    "TransformsError",
     "check_grads",
+    "checkpoint",
+    "custom_jvp",
+    "custom_vjp",
     "defjvp",
     "defvjp",
+    "DerivativeDroppedError",
+    "EscapedTracerError",
     "grad",
     "hessian",
     "hvp",
     "jacfwd",
     "jacrev",
     "jvp",
+    "linearize",
+    "NoRuleError",
     "numpy",
+    "Primitive",
+    "Pullback",
+    "stop_gradient",
+    "TraceMixError",
+    "TransformsError",
     "tree_util",
     "value_and_grad",
     "vjp",

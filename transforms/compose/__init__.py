@@ -7,20 +7,30 @@ from ._api import jvp as jvp
 from ._api import value_and_grad as value_and_grad
 from ._api import vjp as vjp
 from ._check import check_grads as check_grads
+from ._custom import checkpoint as checkpoint
+from ._custom import custom_jvp as custom_jvp
+from ._custom import custom_vjp as custom_vjp
+from ._custom import stop_gradient as stop_gradient
 from ._jacobian import hessian as hessian
 from ._jacobian import jacfwd as jacfwd
 from ._jacobian import jacrev as jacrev
+from ._linearize import linearize as linearize
 from ._vmap import vmap as vmap
 
 __all__ = [
-    "Pullback",
     "check_grads",
+    "checkpoint",
+    "custom_jvp",
+    "custom_vjp",
     "grad",
     "hessian",
     "hvp",
     "jacfwd",
     "jacrev",
     "jvp",
+    "linearize",
+    "Pullback",
+    "stop_gradient",
     "value_and_grad",
     "vjp",
 ]

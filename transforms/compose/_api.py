@@ -10,13 +10,11 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
 
-import numpy as np
-
 from transforms.core import Array, ArrayLike
 from transforms.numpy import ones_like
-from transforms.numpy._define import dtype_of, shape_of
+from transforms.numpy._define import shape_of
 
-from ._args import normalize_argnums, partial_of
+from ._args import check_input_dtypes, check_output_dtype, normalize_argnums, partial_of
 from ._core_transforms import jvp_flat, vjp_flat
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "Pullback"]
@@ -110,7 +108,7 @@ def vjp(fun: Callable[..., Any], *primals: ArrayLike, has_aux: bool = False) -> 
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
-def _scalar_seed(out: Any, transform: str) -> Any:
+def _scalar_seed(out: Any, transform: str, holomorphic: bool) -> Any:
     if isinstance(out, (tuple, list, dict)) or out is None:
         raise TypeError(
             f"{transform} requires a function with a single scalar array output, got a "
@@ -121,24 +119,25 @@ def _scalar_seed(out: Any, transform: str) -> Any:
             f"{transform} requires a scalar output, got shape {shape_of(out)}; use jacrev "
             "for the full Jacobian or vjp for a vector-Jacobian product"
         )
-    if not np.issubdtype(dtype_of(out), np.floating):
-        raise TypeError(
-            f"{transform} requires a real floating output, got dtype {dtype_of(out)}; "
-            "for complex outputs use vjp"
-        )
+    check_output_dtype(out, transform, holomorphic)
     return ones_like(out)
 
 
 def _value_and_grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, transform: str
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    transform: str,
+    holomorphic: bool = False,
 ) -> Callable[..., tuple[Any, Any]]:
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         nums = normalize_argnums(argnums, len(args), transform)
         partial = partial_of(fun, args, kwargs, nums)
         primals = [args[n] for n in nums]
+        check_input_dtypes(primals, nums, transform, holomorphic)
         out, pullback, aux = vjp_flat(partial, primals, has_aux, transform, nums)
-        grads = pullback(_scalar_seed(out, transform))
+        grads = pullback(_scalar_seed(out, transform, holomorphic))
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, aux) if has_aux else out), grads
 
@@ -150,6 +149,7 @@ def grad(  # type: ignore[overload-overlap]
     fun: Callable[Concatenate[A, P], ArrayLike],
     argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
+    holomorphic: bool = False,
 ) -> Callable[Concatenate[A, P], A]: ...
 @overload
 def grad(
@@ -157,28 +157,40 @@ def grad(
     argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
+    holomorphic: bool = False,
 ) -> Callable[Concatenate[A, P], tuple[A, Aux]]: ...
 @overload
 def grad(
-    fun: Callable[P, ArrayLike], argnums: int, has_aux: Literal[False] = False
+    fun: Callable[P, ArrayLike],
+    argnums: int,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
 ) -> Callable[P, Array]: ...
 @overload
 def grad(
-    fun: Callable[P, ArrayLike], argnums: Sequence[int], has_aux: Literal[False] = False
+    fun: Callable[P, ArrayLike],
+    argnums: Sequence[int],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
 ) -> Callable[P, tuple[Array, ...]]: ...
 def grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of a scalar-output ``fun`` with respect to the argument(s) ``argnums``.
 
     The gradient has the structure, shapes and dtypes of the differentiated argument(s):
-    one for an int ``argnums``, a tuple for a sequence.
+    one for an int ``argnums``, a tuple for a sequence. ``holomorphic=True`` differentiates
+    a complex function of complex inputs (the result is ``f'(z)``); otherwise the output
+    must be real (complex inputs follow JAX's convention, see the README).
 
     Example:
         >>> grad(lambda x: tnp.sum(x ** 2))(np.array([1.0, 2.0]))  # doctest: +SKIP
         array([2., 4.])
     """
-    value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, "grad")
+    value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, "grad", holomorphic)
 
     @functools.wraps(fun)
     def grad_fun(*args: Any, **kwargs: Any) -> Any:
@@ -193,6 +205,7 @@ def value_and_grad(  # type: ignore[overload-overlap]
     fun: Callable[Concatenate[A, P], Out],
     argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
+    holomorphic: bool = False,
 ) -> Callable[Concatenate[A, P], tuple[Out, A]]: ...
 @overload
 def value_and_grad(
@@ -200,23 +213,30 @@ def value_and_grad(
     argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
+    holomorphic: bool = False,
 ) -> Callable[Concatenate[A, P], tuple[tuple[Out, Aux], A]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, Out], argnums: int, has_aux: Literal[False] = False
+    fun: Callable[P, Out], argnums: int, has_aux: Literal[False] = False, holomorphic: bool = False
 ) -> Callable[P, tuple[Out, Array]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, Out], argnums: Sequence[int], has_aux: Literal[False] = False
+    fun: Callable[P, Out],
+    argnums: Sequence[int],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
 ) -> Callable[P, tuple[Out, tuple[Array, ...]]]: ...
 def value_and_grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
 ) -> Callable[..., Any]:
     """Like ``grad``, but returns ``(value, gradient)`` from one forward pass.
 
     With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX.
     """
-    return _value_and_grad(fun, argnums, has_aux, "value_and_grad")
+    return _value_and_grad(fun, argnums, has_aux, "value_and_grad", holomorphic)
 
 
 def hvp(

@@ -17,6 +17,8 @@ __all__ = [
     "flatten_inputs",
     "as_input",
     "check_differentiable",
+    "check_input_dtypes",
+    "check_output_dtype",
 ]
 
 
@@ -84,4 +86,33 @@ def check_differentiable(x: Any, transform: str, where: str) -> None:
         raise TypeError(
             f"{transform} requires float or complex inputs, but {where} has dtype {dtype}; "
             "convert it, e.g. x.astype(float), or leave it out of argnums"
+        )
+
+
+def check_input_dtypes(
+    primals: Sequence[Any], positions: Sequence[int], transform: str, holomorphic: bool
+) -> None:
+    """``holomorphic=True`` needs complex inputs (JAX's contract)."""
+    if not holomorphic:
+        return
+    for pos, p in zip(positions, primals, strict=True):
+        for leaf in tree_flatten(p)[0]:
+            if not np.issubdtype(dtype_of(leaf), np.complexfloating):
+                raise TypeError(
+                    f"{transform}(holomorphic=True) requires complex inputs, but argument "
+                    f"{pos} has dtype {dtype_of(leaf)}; convert it with x.astype(complex)"
+                )
+
+
+def check_output_dtype(out: Any, transform: str, holomorphic: bool) -> None:
+    """Real outputs without ``holomorphic``; complex outputs with it."""
+    dtype = dtype_of(out)
+    if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            f"{transform}(holomorphic=True) requires a complex output, got dtype {dtype}"
+        )
+    if not holomorphic and not np.issubdtype(dtype, np.floating):
+        raise TypeError(
+            f"{transform} requires a real floating output, got dtype {dtype}; for a "
+            "holomorphic function pass holomorphic=True, otherwise use vjp"
         )

@@ -21,7 +21,13 @@ from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of, shape_of
 
-from ._args import flatten_inputs, normalize_argnums, partial_of
+from ._args import (
+    check_input_dtypes,
+    check_output_dtype,
+    flatten_inputs,
+    normalize_argnums,
+    partial_of,
+)
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
 from ._vmap import vmap
 
@@ -136,6 +142,7 @@ def jacfwd(
     fun: Callable[P, object],
     argnums: int | Sequence[int] = 0,
     has_aux: Literal[False] = False,
+    holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
 ) -> Callable[P, Array]: ...
@@ -145,12 +152,14 @@ def jacfwd(
     argnums: int | Sequence[int] = 0,
     *,
     has_aux: Literal[True],
+    holomorphic: bool = False,
     chunk_size: int | None = None,
 ) -> Callable[P, tuple[Array, Aux]]: ...
 def jacfwd(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
 ) -> Callable[..., Any]:
@@ -168,6 +177,7 @@ def jacfwd(
     @functools.wraps(fun)
     def jacfwd_fun(*args: Any, **kwargs: Any) -> Any:
         nums, diff = _diff_args(args, argnums, "jacfwd")
+        check_input_dtypes(diff, nums, "jacfwd", holomorphic)
         partial = partial_of(fun, args, kwargs, nums)
         flat_in, in_tree = tree_flatten(diff)
         out, tangents, aux = _push_basis_forward(partial, diff, in_tree, has_aux, chunk_size)
@@ -190,6 +200,7 @@ def jacrev(
     fun: Callable[P, object],
     argnums: int | Sequence[int] = 0,
     has_aux: Literal[False] = False,
+    holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
 ) -> Callable[P, Array]: ...
@@ -199,12 +210,14 @@ def jacrev(
     argnums: int | Sequence[int] = 0,
     *,
     has_aux: Literal[True],
+    holomorphic: bool = False,
     chunk_size: int | None = None,
 ) -> Callable[P, tuple[Array, Aux]]: ...
 def jacrev(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
 ) -> Callable[..., Any]:
@@ -218,8 +231,12 @@ def jacrev(
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:
         nums, diff = _diff_args(args, argnums, "jacrev")
+        check_input_dtypes(diff, nums, "jacrev", holomorphic)
         partial = partial_of(fun, args, kwargs, nums)
         out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev")
+        if holomorphic:
+            for leaf in tree_flatten(out)[0]:
+                check_output_dtype(leaf, "jacrev", holomorphic)
         cotangents = _push_basis_reverse(pullback, out, chunk_size)
         flat_in = tree_flatten(diff)[0]
         flat_out = tree_flatten(out)[0]
@@ -249,6 +266,7 @@ def hessian(
     fun: Callable[P, object],
     argnums: int | Sequence[int] = 0,
     has_aux: Literal[False] = False,
+    holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
 ) -> Callable[P, Array]: ...
@@ -258,12 +276,14 @@ def hessian(
     argnums: int | Sequence[int] = 0,
     *,
     has_aux: Literal[True],
+    holomorphic: bool = False,
     chunk_size: int | None = None,
 ) -> Callable[P, tuple[Array, Aux]]: ...
 def hessian(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
+    holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
 ) -> Callable[..., Any]:
@@ -273,5 +293,5 @@ def hessian(
         >>> hessian(lambda x: tnp.sum(x ** 3))(np.array([1.0, 2.0]))  # doctest: +SKIP
         array([[ 6.,  0.], [ 0., 12.]])
     """
-    inner = jacrev(fun, argnums, has_aux, chunk_size=chunk_size)  # type: ignore[call-overload]
-    return jacfwd(inner, argnums, has_aux, chunk_size=chunk_size)  # type: ignore[call-overload,no-any-return]
+    inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)  # type: ignore[call-overload]
+    return jacfwd(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)  # type: ignore[call-overload,no-any-return]

@@ -1,0 +1,359 @@
+"""User-defined derivative rules (``custom_jvp``, ``custom_vjp``), ``checkpoint`` and
+``stop_gradient``: each is a primitive whose rules call the user's functions.
+
+Every rule here is written with transforms (``jvp_flat``, ``vjp_flat``, ``vmap``) and
+``transforms.numpy``, so a custom rule is itself differentiable and batchable:
+``grad(grad(f))``, ``jvp(grad(f))`` and ``vmap(grad(f))`` all go through it.
+
+The missing direction is derived, not refused:
+
+- reverse mode of a ``custom_jvp`` function transposes its JVP rule (the rule is linear in
+  the tangents: the VJP is the reverse-mode derivative of ``t -> <ct, jvp(t)>``);
+- forward mode of a ``custom_vjp`` function transposes its bwd rule the same way, which JAX
+  refuses to do. A bwd written in raw NumPy cannot be transposed and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar
+
+import transforms.numpy as tnp
+from transforms.batch import defbatch
+from transforms.core import Array, ArrayLike, DerivativeDroppedError, Primitive
+from transforms.jvp import defjvp, defjvp_joint
+from transforms.numpy import zeros_like
+from transforms.numpy._batching import elementwise_rule
+from transforms.vjp import defvjp, defvjp_argnum
+
+from ._core_transforms import jvp_flat, vjp_flat
+from ._vmap import vmap
+
+__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "stop_gradient"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _split(args: Sequence[Any], nondiff: tuple[int, ...]) -> tuple[list[Any], list[Any]]:
+    static = [args[i] for i in nondiff]
+    dynamic = [a for i, a in enumerate(args) if i not in nondiff]
+    return static, dynamic
+
+
+def _merge(static: Sequence[Any], dynamic: Sequence[Any], nondiff: tuple[int, ...]) -> list[Any]:
+    out: list[Any] = []
+    s, d = iter(static), iter(dynamic)
+    for i in range(len(static) + len(dynamic)):
+        out.append(next(s) if i in nondiff else next(d))
+    return out
+
+
+def _inner(a: Sequence[Any], b: Sequence[Any]) -> Any:
+    """``sum(a * b)`` over pairs: the (bilinear) pairing under which VJP transposes JVP."""
+    total: Any = 0
+    for x, y in zip(a, b, strict=True):
+        total = total + tnp.sum(x * y)
+    return total
+
+
+def _transpose(linear: Callable[[Any], Sequence[Any]], zero: Any, against: Sequence[Any]) -> Any:
+    """``L^T`` applied to ``against`` for a linear ``L``: the gradient of ``<L(u), against>``
+    with respect to ``u`` (at ``u = zero``: the value does not matter, ``L`` is linear)."""
+    out, pullback, _ = vjp_flat(lambda u: _inner(linear(u), against), [zero], False, "transpose")
+    return pullback(tnp.ones_like(out))[0]
+
+
+# ---- custom_jvp ----------------------------------------------------------------------------
+def _custom_jvp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
+    return fun(*args)
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", _custom_jvp_impl)
+
+
+def _custom_jvp_rule(tangents: Sequence[Any], ans: Any, *args: Any, jvp: Any, **_: Any) -> Any:
+    filled = [zeros_like(a) if t is None else t for t, a in zip(tangents, args, strict=True)]
+    return jvp(list(args), filled)[1]
+
+
+def _custom_jvp_vjp(argnum: int, ans: Any, *args: Any, jvp: Any, **_: Any) -> Any:
+    def tangent_map(t: Any) -> list[Any]:
+        tangents = [zeros_like(a) for a in args]
+        tangents[argnum] = t
+        return [jvp(list(args), tangents)[1]]
+
+    return lambda ct: _transpose(tangent_map, zeros_like(args[argnum]), [ct])
+
+
+def _custom_jvp_batch(values: Any, dims: Any, *, fun: Any, jvp: Any) -> tuple[Any, int]:
+    axes = tuple(dims)
+    batched_fun = vmap(fun, in_axes=axes)
+    batched_jvp = vmap(lambda p, t: jvp(p, t), in_axes=(list(axes), list(axes)))
+    return custom_jvp_call_p.bind(*values, fun=batched_fun, jvp=batched_jvp), 0
+
+
+defjvp_joint(custom_jvp_call_p, _custom_jvp_rule)
+defvjp_argnum(custom_jvp_call_p, _custom_jvp_vjp)
+defbatch(custom_jvp_call_p, _custom_jvp_batch)
+
+
+class custom_jvp(Generic[P, R]):
+    """A function with a user-defined JVP rule (JAX's ``jax.custom_jvp``).
+
+    Example:
+        >>> @custom_jvp
+        ... def log1pexp(x):
+        ...     return tnp.log(1 + tnp.exp(x))
+        >>> @log1pexp.defjvp
+        ... def log1pexp_jvp(primals, tangents):
+        ...     (x,), (t,) = primals, tangents
+        ...     return log1pexp(x), t / (1 + tnp.exp(-x))  # doctest: +SKIP
+
+    The rule receives ``(primals, tangents)`` (lists, one entry per non-static argument;
+    static ``nondiff_argnums`` arguments come first, positionally) and returns
+    ``(primal_out, tangent_out)``. It must be linear in the tangents and written with
+    ``transforms.numpy``; reverse mode transposes it.
+    """
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., tuple[Any, Any]] | None = None
+        self.__name__: str = getattr(fun, "__name__", "custom_jvp function")
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
+        """Register the JVP rule; returns it, so it works as a decorator."""
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs:
+            raise TypeError(f"custom_jvp function {self.__name__}: pass arguments positionally")
+        if self.jvp is None:
+            raise TypeError(
+                f"custom_jvp function {self.__name__} has no JVP rule: decorate one with "
+                f"@{self.__name__}.defjvp"
+            )
+        static, dynamic = _split(args, self.nondiff_argnums)
+        nondiff, rule = self.nondiff_argnums, self.jvp
+        fun: Callable[..., Any] = self.fun
+
+        def call(*xs: Any) -> Any:
+            return fun(*_merge(static, xs, nondiff))
+
+        def jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+            return rule(*static, primals, tangents)
+
+        return custom_jvp_call_p.bind(*dynamic, fun=call, jvp=jvp)  # type: ignore[no-any-return]
+
+
+# ---- custom_vjp ----------------------------------------------------------------------------
+class _Residuals:
+    """Per-call memo: the fwd rule runs once however many arguments need a pullback.
+
+    Each nested reverse-mode level sees different arguments (tracers of the level below),
+    so the residuals are reused only for the very same arguments.
+    """
+
+    __slots__ = ("args", "value")
+
+    def __init__(self) -> None:
+        self.args: tuple[Any, ...] = ()
+        self.value: Any = None
+
+    def get(self, fwd: Callable[..., tuple[Any, Any]], args: tuple[Any, ...]) -> Any:
+        same = len(args) == len(self.args) and all(
+            a is b for a, b in zip(args, self.args, strict=True)
+        )
+        if not same:
+            self.args, self.value = args, fwd(*args)[1]
+        return self.value
+
+
+def _custom_vjp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
+    return fun(*args)
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_impl)
+
+
+def _custom_vjp_maker(
+    argnum: int, ans: Any, *args: Any, fwd: Any, bwd: Any, memo: _Residuals, **_: Any
+) -> Any:
+    residuals = memo.get(fwd, args)
+    return lambda ct: bwd(residuals, ct)[argnum]
+
+
+def _custom_vjp_jvp(
+    tangents: Sequence[Any], ans: Any, *args: Any, fwd: Any, bwd: Any, name: str, **_: Any
+) -> Any:
+    residuals = fwd(*args)[1]
+    live = [(t, i) for i, t in enumerate(tangents) if t is not None]
+    try:
+        return _transpose(
+            lambda ct: [bwd(residuals, ct)[i] for _, i in live],
+            zeros_like(ans),
+            [t for t, _ in live],
+        )
+    except DerivativeDroppedError as err:
+        raise TypeError(
+            f"forward mode of custom_vjp function {name} transposes its bwd rule, which must "
+            "be written with transforms.numpy (it is linear in the cotangent); this bwd calls "
+            "raw NumPy on a traced value and cannot be transposed"
+        ) from err
+
+
+def _custom_vjp_batch(
+    values: Any, dims: Any, *, fun: Any, fwd: Any, bwd: Any, memo: _Residuals, name: str
+) -> tuple[Any, int]:
+    axes = tuple(dims)
+    batched_fun = vmap(fun, in_axes=axes)
+    batched_fwd = vmap(fwd, in_axes=axes)
+    batched_bwd = vmap(bwd, in_axes=(0, 0))
+    return custom_vjp_call_p.bind(
+        *values, fun=batched_fun, fwd=batched_fwd, bwd=batched_bwd, memo=_Residuals(), name=name
+    ), 0
+
+
+defjvp_joint(custom_vjp_call_p, _custom_vjp_jvp)
+defvjp_argnum(custom_vjp_call_p, _custom_vjp_maker)
+defbatch(custom_vjp_call_p, _custom_vjp_batch)
+
+
+class custom_vjp(Generic[P, R]):
+    """A function with user-defined reverse-mode rules (JAX's ``jax.custom_vjp``).
+
+    ``fwd(*args) -> (out, residuals)`` runs on the forward pass; ``bwd(residuals, ct)``
+    returns a tuple with one cotangent per non-static argument (static
+    ``nondiff_argnums`` arguments come first in ``bwd``'s arguments). Forward mode
+    (``jvp``, ``jacfwd``, ``hessian``) transposes ``bwd``, so write it with
+    ``transforms.numpy``.
+
+    Example:
+        >>> @custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> clip_gradient.defvjp(lambda x: (x, None),
+        ...                      lambda _, ct: (tnp.clip(ct, -1, 1),))  # doctest: +SKIP
+    """
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., tuple[Any, Any]] | None = None
+        self.bwd: Callable[..., tuple[Any, ...]] | None = None
+        self.__name__: str = getattr(fun, "__name__", "custom_vjp function")
+        functools.update_wrapper(self, fun)
+
+    def defvjp(
+        self, fwd: Callable[..., tuple[Any, Any]], bwd: Callable[..., tuple[Any, ...]]
+    ) -> None:
+        """Register the forward-pass and backward-pass rules."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs:
+            raise TypeError(f"custom_vjp function {self.__name__}: pass arguments positionally")
+        if self.fwd is None or self.bwd is None:
+            raise TypeError(
+                f"custom_vjp function {self.__name__} has no rules: call "
+                f"{self.__name__}.defvjp(fwd, bwd)"
+            )
+        static, dynamic = _split(args, self.nondiff_argnums)
+        nondiff, fwd_rule, bwd_rule, name = self.nondiff_argnums, self.fwd, self.bwd, self.__name__
+        fun: Callable[..., Any] = self.fun
+
+        def call(*xs: Any) -> Any:
+            return fun(*_merge(static, xs, nondiff))
+
+        def fwd(*xs: Any) -> tuple[Any, Any]:
+            return fwd_rule(*_merge(static, xs, nondiff))
+
+        def bwd(residuals: Any, ct: Any) -> tuple[Any, ...]:
+            cts = tuple(bwd_rule(*static, residuals, ct))
+            if len(cts) != len(dynamic):
+                raise ValueError(
+                    f"custom_vjp bwd of {name} returned {len(cts)} cotangent(s) for "
+                    f"{len(dynamic)} differentiable argument(s)"
+                )
+            return tuple(
+                zeros_like(x) if c is None else c for c, x in zip(cts, dynamic, strict=True)
+            )
+
+        return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
+            *dynamic, fun=call, fwd=fwd, bwd=bwd, memo=_Residuals(), name=name
+        )
+
+
+# ---- checkpoint: recompute the forward pass during the backward pass ------------------------
+def _checkpoint_impl(*args: Any, fun: Callable[..., Any]) -> Any:
+    return fun(*args)
+
+
+checkpoint_call_p = Primitive("checkpoint_call", _checkpoint_impl)
+
+
+def _of_some(fun: Any, args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:
+    """``fun`` as a function of the arguments at ``positions``, the others held fixed."""
+
+    def partial(*xs: Any) -> Any:
+        full = list(args)
+        for i, x in zip(positions, xs, strict=True):
+            full[i] = x
+        return fun(*full)
+
+    return partial
+
+
+def _checkpoint_jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Any) -> Any:
+    live = [i for i, t in enumerate(tangents) if t is not None]
+    primals, live_tangents = [args[i] for i in live], [tangents[i] for i in live]
+    return jvp_flat(_of_some(fun, args, live), primals, live_tangents, False, "checkpoint")[1]
+
+
+def _checkpoint_maker(argnum: int, ans: Any, *args: Any, fun: Any) -> Any:
+    # Only the inputs are kept; the intermediates are recomputed when the cotangent arrives.
+    partial = _of_some(fun, args, [argnum])
+    return lambda ct: vjp_flat(partial, [args[argnum]], False, "checkpoint")[1](ct)[0]
+
+
+defjvp_joint(checkpoint_call_p, _checkpoint_jvp)
+defvjp_argnum(checkpoint_call_p, _checkpoint_maker)
+defbatch(
+    checkpoint_call_p,
+    lambda values, dims, fun: (
+        checkpoint_call_p.bind(*values, fun=vmap(fun, in_axes=tuple(dims))),
+        0,
+    ),
+)
+
+
+def checkpoint(fun: Callable[P, R]) -> Callable[P, R]:
+    """``fun``, but reverse mode keeps only its inputs and recomputes its intermediates in
+    the backward pass: less memory for one more forward evaluation. Numerically invisible.
+
+    Example:
+        >>> layer = checkpoint(lambda x: tnp.tanh(x @ W))  # doctest: +SKIP
+    """
+
+    @functools.wraps(fun)
+    def checkpointed(*args: P.args, **kwargs: P.kwargs) -> R:
+        call = functools.partial(fun, **kwargs) if kwargs else fun
+        return checkpoint_call_p.bind(*args, fun=call)  # type: ignore[no-any-return]
+
+    return checkpointed
+
+
+# ---- stop_gradient --------------------------------------------------------------------------
+stop_gradient_p = Primitive("stop_gradient", lambda x: x)
+defjvp(stop_gradient_p, None)
+defvjp(stop_gradient_p, None)
+defbatch(stop_gradient_p, elementwise_rule(stop_gradient_p))
+
+
+def stop_gradient(x: ArrayLike) -> Array:
+    """``x`` itself, with no derivative flowing through it in any mode or nesting."""
+    return stop_gradient_p.bind(x)  # type: ignore[no-any-return]

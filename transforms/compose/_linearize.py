@@ -1,0 +1,70 @@
+"""``linearize``: evaluate ``fun`` once, then apply its Jacobian to any number of tangents.
+
+The forward pass is recorded once (reverse mode); the returned function applies the
+transpose of the pullback, obtained by reverse-differentiating the (linear) pullback with
+respect to its cotangent. That transposed graph is built on the first call and reused, so
+each further call is one pass over it and ``fun`` never runs again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import transforms.numpy as tnp
+from transforms.core.tree_util import tree_flatten
+
+from ._core_transforms import FlatPullback, vjp_flat
+
+__all__ = ["linearize"]
+
+
+class _LinearizedJVP:
+    """``t -> J t`` at the point where ``linearize`` evaluated ``fun``."""
+
+    def __init__(self, pullback: FlatPullback, out: Any) -> None:
+        self._pullback = pullback
+        self._out = out
+        self._transposed: FlatPullback | None = None
+        self._lock = threading.Lock()
+
+    def _transpose(self) -> FlatPullback:
+        with self._lock:
+            if self._transposed is None:
+                zero = tnp.zeros_like  # the point does not matter: the pullback is linear
+                cts = [zero(o) for o in tree_flatten(self._out)[0]]
+                tree = tree_flatten(self._out)[1]
+                pullback = self._pullback
+                _, transposed, _ = vjp_flat(
+                    lambda *c: pullback(tree.unflatten(c)), cts, False, "linearize"
+                )
+                self._transposed = transposed
+            return self._transposed
+
+    def __call__(self, *tangents: Any) -> Any:
+        primals = self._pullback.primals
+        flat_t, _ = tree_flatten(tangents)
+        if len(flat_t) != len(primals):
+            raise TypeError(
+                f"linearize: the linear function takes {len(primals)} tangent leaves "
+                f"(one per primal), got {len(flat_t)}"
+            )
+        cts = self._transpose()(tuple(tangents))
+        out_tree = tree_flatten(self._out)[1]
+        return out_tree.unflatten(cts)
+
+
+def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``fun``'s value at ``primals`` and its linearisation ``t -> J t`` there (JAX's API).
+
+    ``fun`` runs exactly once; the returned function can be called many times, is linear,
+    and is itself differentiable.
+
+    Example:
+        >>> out, f_jvp = linearize(tnp.sin, np.array([0.0, 1.0]))  # doctest: +SKIP
+        >>> f_jvp(np.ones(2))  # doctest: +SKIP
+        array([1.        , 0.54030231])
+    """
+    out, pullback, _ = vjp_flat(fun, primals, False, "linearize")
+    return out, _LinearizedJVP(pullback, out)
