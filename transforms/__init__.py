@@ -9,6 +9,7 @@ Example:
 """
 
 from . import numpy as numpy
+from .batch import defbatch as defbatch
 from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
 from .compose import checkpoint as checkpoint
@@ -31,6 +32,7 @@ from .core import NoRuleError as NoRuleError
 from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
 from .core import TransformsError as TransformsError
+from .core import primitive as primitive
 from .core import tree_util as tree_util
 from .jvp import defjvp as defjvp
 from .typing import Array as Array
@@ -44,6 +46,7 @@ __all__ = [
     "checkpoint",
     "custom_jvp",
     "custom_vjp",
+    "defbatch",
     "defjvp",
     "defvjp",
     "DerivativeDroppedError",
@@ -57,6 +60,7 @@ __all__ = [
     "linearize",
     "NoRuleError",
     "numpy",
+    "primitive",
     "Primitive",
     "Pullback",
     "stop_gradient",

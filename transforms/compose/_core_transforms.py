@@ -30,6 +30,12 @@ def strip(tree: Any, trace: Trace[Any]) -> Any:
     return treedef.unflatten(leaf.primal if trace.owns(leaf) else leaf for leaf in leaves)
 
 
+def _array(x: Any) -> Any:
+    """A result leaf as an array: NumPy's ufuncs return 0-d results as scalars (``np.float64``);
+    the transforms always return arrays, as JAX does."""
+    return np.asarray(x) if isinstance(x, np.generic) else x
+
+
 def _split_aux(out: Any, has_aux: bool, transform: str) -> tuple[Any, Any]:
     if not has_aux:
         return out, None
@@ -63,8 +69,8 @@ def jvp_flat(
         tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
         flat_out, tree_out = tree_flatten(out)
-        primals_out = [o.primal if trace.owns(o) else o for o in flat_out]
-        tangents_out = [o.tangent if trace.owns(o) else zeros_like(o) for o in flat_out]
+        primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
+        tangents_out = [_array(o.tangent if trace.owns(o) else zeros_like(o)) for o in flat_out]
         aux = strip(aux, trace)
     return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
 
@@ -135,7 +141,10 @@ class FlatPullback:
             if node is not None:
                 seeds.append((node, c))
         cts = backward(seeds, self._inputs)
-        flat = [zeros_like(p) if c is None else c for c, p in zip(cts, self._primals, strict=True)]
+        flat = [
+            _array(zeros_like(p) if c is None else c)
+            for c, p in zip(cts, self._primals, strict=True)
+        ]
         return self._in_tree.unflatten(flat)
 
 
@@ -154,7 +163,7 @@ def vjp_flat(
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
         flat_out, tree_out = tree_flatten(out)
         outputs = [o.node if trace.owns(o) else None for o in flat_out]
-        primals_out = [o.primal if trace.owns(o) else o for o in flat_out]
+        primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
         aux = strip(aux, trace)
     avals = [(shape_of(o), dtype_of(o)) for o in primals_out]
     pullback = FlatPullback(inputs, flat_p, tree_p, outputs, tree_out, avals)

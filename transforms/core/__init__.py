@@ -2,6 +2,7 @@
 
 from . import tree_util as tree_util
 from ._primitive import Primitive as Primitive
+from ._primitive import primitive as primitive
 from ._stack import current_traces as current_traces
 from ._stack import new_trace as new_trace
 from ._trace import Trace as Trace
@@ -37,5 +38,6 @@ __all__ = [
     "new_trace",
     "numpy_dispatch",
     "operators",
+    "primitive",
     "tree_util",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._trace import Tracer, find_top_trace
 
-__all__ = ["Primitive"]
+__all__ = ["Primitive", "primitive"]
 
 
 class Primitive:
@@ -47,3 +47,16 @@ class Primitive:
 
     def __repr__(self) -> str:
         return f"Primitive({self.name!r})"
+
+
+def primitive(fun: Callable[..., Any]) -> Primitive:
+    """Make ``fun`` (a NumPy implementation) a primitive, autograd-style; give it rules with
+    ``defjvp``/``defvjp`` (and ``defbatch`` for ``vmap``).
+
+    Example:
+        >>> @primitive
+        ... def log1p(x):
+        ...     return np.log1p(x)
+        >>> defjvp(log1p, lambda t, ans, x: t / (1 + x))  # doctest: +SKIP
+    """
+    return Primitive(getattr(fun, "__name__", "primitive"), fun)

@@ -193,7 +193,8 @@ class Tracer:
     def __setitem__(self, index: object, value: object) -> NoReturn:
         raise TypeError(
             "in-place assignment to a traced array is not differentiable; use the functional "
-            "update `tnp.at(x)[idx].set(v)` (or .add(v) / .multiply(v)), which returns a new array"
+            "update `x = tnp.at(x)[idx].set(v)` (or .add(v) / .multiply(v)), which returns a "
+            "new array"
         )
 
     # ---- operators ------------------------------------------------------------------------

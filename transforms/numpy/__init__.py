@@ -39,7 +39,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(
             f"transforms.numpy has no '{name}': numpy.{name} is not (yet) differentiable here. "
             f"Calling numpy.{name} on traced values would drop their derivatives; "
-            "file an issue, or define it with transforms.primitive/defjvp/defvjp."
+            "file an issue, or define it with transforms.primitive and defjvp/defvjp/defbatch."
         )
     raise AttributeError(f"module 'transforms.numpy' has no attribute '{name}'")
 

@@ -14,13 +14,13 @@ import numpy as np
 
 from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, Primitive, concrete
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.jvp import defjvp, defjvp_joint
+from transforms.vjp import defvjp, defvjp_argnum
 
 from . import _shape
 from ._define import shape_of
 
-__all__: list[str] = []  # x[idx] is the operator; untake is internal
+__all__ = ["at"]  # x[idx] is the operator; getitem/untake are internal
 
 
 def _is_basic(index: Any) -> bool:
@@ -103,3 +103,96 @@ def getitem(x: ArrayLike, index: Any) -> Array:
 def untake(ct: ArrayLike, index: Any, shape: tuple[int, ...]) -> Array:
     """Zeros of ``shape`` with ``ct`` added at ``index`` (the transpose of ``getitem``)."""
     return untake_p.bind(ct, index=index, shape=shape)  # type: ignore[no-any-return]
+
+
+# ---- functional index update: tnp.at(x)[idx].set(v) / .add(v) / .multiply(v) ---------------
+def _index_set_impl(x: Any, v: Any, index: Any) -> Any:
+    out = np.array(x, copy=True)
+    out[index] = v
+    return out
+
+
+index_set_p = Primitive("index_set", _index_set_impl)
+
+
+def _index_set_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
+    tx, tv = tangents
+    tx = _shape.zeros_like(x) if tx is None else tx
+    tv = 0 if tv is None else tv
+    return index_set_p.bind(tx, tv, index=index)
+
+
+def _index_set_vjp(argnum: int, ans: Any, x: Any, v: Any, index: Any) -> Any:
+    if argnum == 0:  # the overwritten entries of x do not reach the output
+        return lambda ct: index_set_p.bind(ct, 0, index=index)
+    return lambda ct: _shape.unbroadcast(getitem_p.bind(ct, index=index), shape_of(v))
+
+
+def _index_set_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
+    (x, v), (dx, dv) = values, dims
+    size = shape_of(x)[dx] if dx is not None else shape_of(v)[dv]
+    if dx is None:
+        x = _shape.broadcast_to(_shape.expand_dims(x, -1), (*shape_of(x), size))
+    else:
+        x = _to_back(x, dx)
+    if dv is None:
+        v = _shape.expand_dims(v, -1) if len(shape_of(v)) else v
+    else:
+        v = _to_back(v, dv)
+    index = _spell_out_ellipsis(index, len(shape_of(x)) - 1)
+    return index_set_p.bind(x, v, index=index), len(shape_of(x)) - 1
+
+
+defjvp_joint(index_set_p, _index_set_jvp)
+defvjp_argnum(index_set_p, _index_set_vjp)
+defbatch(index_set_p, _index_set_batch)
+
+
+class _IndexRef:
+    """``tnp.at(x)[index]``: the functional updates of ``x`` at ``index``."""
+
+    __slots__ = ("_index", "_x")
+
+    def __init__(self, x: Any, index: Any) -> None:
+        self._x = x
+        self._index = _plain_index(index)
+
+    def get(self) -> Array:
+        """``x[index]``."""
+        return getitem(self._x, self._index)
+
+    def set(self, values: ArrayLike) -> Array:
+        """A copy of ``x`` with ``x[index] = values`` (for repeated indices, one write wins,
+        as in NumPy)."""
+        return index_set_p.bind(self._x, values, index=self._index)  # type: ignore[no-any-return]
+
+    def add(self, values: ArrayLike) -> Array:
+        """A copy of ``x`` with ``values`` added at ``index``; repeated indices accumulate."""
+        target = shape_of(getitem(self._x, self._index))
+        spread = _shape.broadcast_to(values, target)
+        return self._x + untake(spread, self._index, shape_of(self._x))  # type: ignore[no-any-return]
+
+    def multiply(self, values: ArrayLike) -> Array:
+        """A copy of ``x`` with ``x[index]`` multiplied by ``values`` (indices must not
+        repeat: a repeated index is multiplied once)."""
+        return self.set(getitem(self._x, self._index) * values)
+
+
+class _AtIndexer:
+    __slots__ = ("_x",)
+
+    def __init__(self, x: Any) -> None:
+        self._x = x
+
+    def __getitem__(self, index: Any) -> _IndexRef:
+        return _IndexRef(self._x, index)
+
+
+def at(x: ArrayLike) -> _AtIndexer:
+    """Functional index updates, differentiable in every mode (JAX's ``x.at[idx]``).
+
+    Example:
+        >>> tnp.at(x)[0].set(1.0)  # doctest: +SKIP
+        >>> tnp.at(x)[[0, 0, 2]].add(v)  # repeated indices accumulate  # doctest: +SKIP
+    """
+    return _AtIndexer(_shape.asarray(x) if isinstance(x, (list, tuple)) else x)
