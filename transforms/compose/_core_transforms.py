@@ -159,7 +159,10 @@ def vjp_flat(
     flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:
         inputs = [Node((), ()) for _ in flat_p]
-        tracers = [VJPTracer(trace, p, n) for p, n in zip(flat_p, inputs, strict=True)]
+        tracers = [
+            VJPTracer(trace, trace.snapshot(p) if isinstance(p, np.ndarray) else p, n)
+            for p, n in zip(flat_p, inputs, strict=True)
+        ]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
         flat_out, tree_out = tree_flatten(out)
         outputs = [o.node if trace.owns(o) else None for o in flat_out]

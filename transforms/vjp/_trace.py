@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from transforms.core import NoRuleError, Primitive, Trace, Tracer
 
 from ._rules import _RULES, Pullback, _Argnum
@@ -44,17 +46,41 @@ class VJPTracer(Tracer):
 
 
 class VJPTrace(Trace[VJPTracer]):
-    """One live ``vjp``: records nodes whose closures are made by the VJP makers."""
+    """One live ``vjp``: records nodes whose closures are made by the VJP makers.
 
-    __slots__ = ()
+    A plain ndarray that reaches a recorded primitive may be captured by a closure and read
+    in the backward pass, possibly long after; the user could mutate it in place meanwhile.
+    So it is replaced by a read-only snapshot, taken once per array per trace (autograd
+    reads the mutated values and returns a silently wrong gradient).
+    """
+
+    __slots__ = ("_snapshots",)
 
     def __init__(self, level: int, name: str = "vjp") -> None:
         super().__init__(level, name)
+        self._snapshots: dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = {}
+
+    def snapshot(self, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """A read-only copy of a user-owned ``array`` (the same copy for the same array)."""
+        if not array.flags.writeable and array.base is None:
+            return array  # owned by nobody who can write to it: already safe
+        kept = self._snapshots.get(id(array))
+        if kept is not None and kept[0] is array:
+            return kept[1]
+        copy = array.copy()
+        copy.flags.writeable = False
+        self._snapshots[id(array)] = (array, copy)  # holding `array` keeps its id unique
+        return copy
 
     def process_primitive(
         self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
     ) -> object:
-        primals = [a._primal if type(a) is VJPTracer and a._trace is self else a for a in args]
+        primals = [
+            a._primal
+            if type(a) is VJPTracer and a._trace is self
+            else (self.snapshot(a) if type(a) is np.ndarray else a)
+            for a in args
+        ]
         ans = primitive.bind(*primals, **params)
         if not primitive.differentiable:
             return ans
