@@ -16,7 +16,7 @@ from transforms.core import Primitive
 
 __all__ = ["BatchRule", "defbatch", "has_batch_rule"]
 
-BatchRule = Callable[..., tuple[Any, int | None]]
+BatchRule = Callable[..., tuple[Any, Any]]  # (out, out_dim); tuples for multiple results
 
 _RULES: dict[Primitive, BatchRule] = {}
 

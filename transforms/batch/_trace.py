@@ -76,6 +76,11 @@ class BatchTrace(Trace[BatchTracer]):
                 primitive.name, "vmap", self.first_owned(args), "transforms.batch.defbatch"
             )
         out, out_dim = rule(values, dims, **params)
+        if primitive.multiple_results:
+            return tuple(
+                o if d is None else BatchTracer(self, o, d)
+                for o, d in zip(out, out_dim, strict=True)
+            )
         if out_dim is None:
             return out
         return BatchTracer(self, out, out_dim)

@@ -23,14 +23,25 @@ class Primitive:
         impl: the NumPy implementation, called on plain (untraced) values.
         differentiable: ``False`` for operations whose result carries no derivative
             (comparisons, ``argmax``): interpreters evaluate them on primal values.
+        multiple_results: ``impl`` returns a tuple of arrays (``eigh``, ``svd``); its JVP
+            rules return a tuple of tangents (``None`` for a zero one), its VJP pullbacks
+            receive a tuple of cotangents, its batching rule returns a tuple of batch axes.
     """
 
-    __slots__ = ("differentiable", "impl", "name")
+    __slots__ = ("differentiable", "impl", "multiple_results", "name")
 
-    def __init__(self, name: str, impl: Callable[..., Any], *, differentiable: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        *,
+        differentiable: bool = True,
+        multiple_results: bool = False,
+    ) -> None:
         self.name = name
         self.impl = impl
         self.differentiable = differentiable
+        self.multiple_results = multiple_results
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""

@@ -50,6 +50,7 @@ class JVPTrace(Trace[JVPTracer]):
         rules = _RULES.get(primitive)
         if rules is None:
             raise NoRuleError(primitive.name, "jvp", self.first_owned(args), "transforms.defjvp")
+        multiple = primitive.multiple_results
         if type(rules) is _Joint:
             tangents = [
                 a.tangent if type(a) is JVPTracer and a._trace is self else None for a in args
@@ -66,7 +67,26 @@ class JVPTrace(Trace[JVPTracer]):
                 if rule is None:
                     continue
                 term = rule(arg.tangent, ans, *primals, **params)
-                tangent = term if tangent is None else tangent + term
+                tangent = (
+                    _add(tangent, term)
+                    if multiple
+                    else (term if tangent is None else tangent + term)
+                )
+        if multiple:
+            tangents_out = (None,) * len(ans) if tangent is None else tangent
+            return tuple(
+                a if t is None else JVPTracer(self, a, t)
+                for a, t in zip(ans, tangents_out, strict=True)
+            )
         if tangent is None:
             return ans
         return JVPTracer(self, ans, tangent)
+
+
+def _add(acc: tuple[Any, ...] | None, term: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Sum tuples of tangents of a multiple-results primitive; ``None`` is a zero."""
+    if acc is None:
+        return tuple(term)
+    return tuple(
+        a if t is None else (t if a is None else a + t) for a, t in zip(acc, term, strict=True)
+    )

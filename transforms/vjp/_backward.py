@@ -52,4 +52,12 @@ def backward(outputs: Sequence[tuple[Node, Any]], inputs: Sequence[Node]) -> lis
 
 def _accumulate(cts: dict[Node, Any], node: Node, ct: Any) -> None:
     previous = cts.get(node)
-    cts[node] = ct if previous is None else previous + ct
+    if previous is None:
+        cts[node] = ct
+    elif type(ct) is tuple:  # the node of a multiple-results primitive; None is a zero
+        cts[node] = tuple(
+            p if c is None else (c if p is None else p + c)
+            for p, c in zip(previous, ct, strict=True)
+        )
+    else:
+        cts[node] = previous + ct

@@ -105,4 +105,27 @@ class VJPTrace(Trace[VJPTracer]):
             pullbacks.append(pullback)
         if not parents:
             return ans
-        return VJPTracer(self, ans, Node(tuple(parents), tuple(pullbacks)))
+        if not primitive.multiple_results:
+            return VJPTracer(self, ans, Node(tuple(parents), tuple(pullbacks)))
+        # One node for the primitive, whose cotangent is a tuple; each output points to it
+        # through a projection that places its own cotangent in its slot.
+        filled = tuple(_with_zeros(pullback, ans) for pullback in pullbacks)
+        node = Node(tuple(parents), filled)
+        n = len(ans)
+        return tuple(
+            VJPTracer(self, a, Node((node,), (_projection(k, n),))) for k, a in enumerate(ans)
+        )
+
+
+def _projection(k: int, n: int) -> Pullback:
+    return lambda ct: tuple(ct if j == k else None for j in range(n))
+
+
+def _with_zeros(pullback: Pullback, ans: tuple[Any, ...]) -> Pullback:
+    """The pullback of a multiple-results primitive sees zeros for unused outputs.
+
+    ``np.zeros_like`` dispatches to the differentiable namespace when ``ans`` is traced.
+    """
+    return lambda cts: pullback(
+        tuple(np.zeros_like(a) if c is None else c for c, a in zip(cts, ans, strict=True))
+    )
