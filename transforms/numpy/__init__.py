@@ -14,24 +14,46 @@ from typing import Any
 
 import numpy as _np
 
-from . import _arithmetic, _constants, _elementwise, _indexing, _products, _reductions, _shape
+from numpy import random as random
+
+from . import (
+    _arithmetic,
+    _constants,
+    _construct,
+    _elementwise,
+    _indexing,
+    _nondiff,
+    _products,
+    _reductions,
+    _scans,
+    _shape,
+    fft,
+    linalg,
+)
 from ._arithmetic import *  # noqa: F403
 from ._constants import *  # noqa: F403
+from ._construct import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
 from ._indexing import *  # noqa: F403
 from ._install import install as _install
+from ._nondiff import *  # noqa: F403
 from ._products import *  # noqa: F403
 from ._reductions import *  # noqa: F403
+from ._scans import *  # noqa: F403
 from ._shape import *  # noqa: F403
 
 __all__: list[str] = []
 __all__ += _arithmetic.__all__
 __all__ += _constants.__all__
+__all__ += _construct.__all__
 __all__ += _elementwise.__all__
 __all__ += _indexing.__all__
+__all__ += _nondiff.__all__
 __all__ += _products.__all__
 __all__ += _reductions.__all__
+__all__ += _scans.__all__
 __all__ += _shape.__all__
+__all__ += ["fft", "linalg", "random"]
 
 
 def __getattr__(name: str) -> Any:

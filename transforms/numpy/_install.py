@@ -15,7 +15,7 @@ import numpy as np
 
 from transforms.core import numpy_dispatch, operators
 
-from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
+from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape, fft, linalg
 
 
 def install(namespace: ModuleType) -> None:
@@ -49,8 +49,10 @@ def install(namespace: ModuleType) -> None:
         min=_reductions.min,
     )
     table: dict[Any, Callable[..., Any]] = {}
-    for name in namespace.__all__:
-        twin = getattr(np, name, None)
-        if twin is not None and callable(twin):
-            table[twin] = getattr(namespace, name)
+    for ours, theirs in ((namespace, np), (linalg, np.linalg), (fft, np.fft)):
+        for name in ours.__all__:
+            twin = getattr(theirs, name, None)
+            ours_fn = getattr(ours, name)
+            if callable(twin) and callable(ours_fn) and not isinstance(ours_fn, type):
+                table[twin] = ours_fn
     numpy_dispatch[:] = [table.get]
