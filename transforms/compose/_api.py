@@ -17,7 +17,17 @@ from transforms.numpy._define import shape_of
 from ._args import check_input_dtypes, check_output_dtype, normalize_argnums, partial_of
 from ._core_transforms import jvp_flat, vjp_flat
 
-__all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "Pullback"]
+__all__ = [
+    "GradAuxDecorator",
+    "GradDecorator",
+    "GradTupleDecorator",
+    "Pullback",
+    "grad",
+    "hvp",
+    "jvp",
+    "value_and_grad",
+    "vjp",
+]
 
 P = ParamSpec("P")
 A = TypeVar("A")
@@ -144,6 +154,50 @@ def _value_and_grad(
     return value_and_grad_fun
 
 
+class GradDecorator(Protocol):
+    """What ``grad(argnums=...)`` returns: a decorator from a scalar function to its gradient."""
+
+    def __call__(self, fun: Callable[P, ArrayLike], /) -> Callable[P, Array]: ...
+
+
+class GradTupleDecorator(Protocol):
+    """What ``grad(argnums=(i, j, ...))`` returns."""
+
+    def __call__(self, fun: Callable[P, ArrayLike], /) -> Callable[P, tuple[Array, ...]]: ...
+
+
+class GradAuxDecorator(Protocol):
+    """What ``grad(has_aux=True)`` returns."""
+
+    def __call__(
+        self, fun: Callable[P, tuple[ArrayLike, Aux]], /
+    ) -> Callable[P, tuple[Array, Aux]]: ...
+
+
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: int = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> GradDecorator: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: Sequence[int],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> GradTupleDecorator: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: int = 0,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> GradAuxDecorator: ...
 @overload
 def grad(  # type: ignore[overload-overlap]
     fun: Callable[Concatenate[A, P], ArrayLike],
@@ -174,11 +228,11 @@ def grad(
     holomorphic: bool = False,
 ) -> Callable[P, tuple[Array, ...]]: ...
 def grad(
-    fun: Callable[..., Any],
+    fun: Callable[..., Any] | None = None,
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-) -> Callable[..., Any]:
+) -> Any:
     """The gradient of a scalar-output ``fun`` with respect to the argument(s) ``argnums``.
 
     The gradient has the structure, shapes and dtypes of the differentiated argument(s):
@@ -186,10 +240,14 @@ def grad(
     a complex function of complex inputs (the result is ``f'(z)``); otherwise the output
     must be real (complex inputs follow JAX's convention, see the README).
 
+    Called without ``fun``, it is a decorator: ``@grad(argnums=1)``.
+
     Example:
         >>> grad(lambda x: tnp.sum(x ** 2))(np.array([1.0, 2.0]))  # doctest: +SKIP
         array([2., 4.])
     """
+    if fun is None:
+        return functools.partial(grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic)
     value_and_grad_fun = _value_and_grad(fun, argnums, has_aux, "grad", holomorphic)
 
     @functools.wraps(fun)
