@@ -10,6 +10,7 @@ Example:
 
 from . import numpy as numpy
 from .batch import defbatch as defbatch
+from .compose import Program as Program
 from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
 from .compose import checkpoint as checkpoint
@@ -22,6 +23,7 @@ from .compose import jacfwd as jacfwd
 from .compose import jacrev as jacrev
 from .compose import jvp as jvp
 from .compose import linearize as linearize
+from .compose import make_trace as make_trace
 from .compose import stop_gradient as stop_gradient
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
@@ -58,10 +60,12 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "make_trace",
     "NoRuleError",
     "numpy",
     "primitive",
     "Primitive",
+    "Program",
     "Pullback",
     "stop_gradient",
     "TraceMixError",

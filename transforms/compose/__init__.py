@@ -15,6 +15,8 @@ from ._jacobian import hessian as hessian
 from ._jacobian import jacfwd as jacfwd
 from ._jacobian import jacrev as jacrev
 from ._linearize import linearize as linearize
+from ._make_trace import Program as Program
+from ._make_trace import make_trace as make_trace
 from ._vmap import vmap as vmap
 
 __all__ = [
@@ -29,6 +31,8 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "make_trace",
+    "Program",
     "Pullback",
     "stop_gradient",
     "value_and_grad",

@@ -117,6 +117,8 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     perm = tuple(range(ndim))[::-1] if axes is None else tuple(int(i) % max(ndim, 1) for i in axes)
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"transpose: axes {axes} do not match an array of dimension {ndim}")
+    if perm == tuple(range(ndim)):
+        return a  # type: ignore[return-value]
     return transpose_p.bind(a, axes=perm)  # type: ignore[no-any-return]
 
 
