@@ -45,14 +45,19 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
+        top = None
         for arg in args:
             if isinstance(arg, Tracer):
-                break
-        else:  # fast path: nothing is traced
+                if top is None:
+                    top = arg._trace
+                elif arg._trace is not top:  # several traces: the full check picks one
+                    top = find_top_trace(self, args)
+                    break
+        if top is None:  # nothing is traced
             return self.impl(*args, **params)
-        trace = find_top_trace(self, args)
-        assert trace is not None  # a tracer was found above
-        return trace.process_primitive(self, args, params)
+        if not top.alive:
+            top = find_top_trace(self, args)  # raises EscapedTracerError
+        return top.process_primitive(self, args, params)  # type: ignore[union-attr]
 
     __call__ = bind
 

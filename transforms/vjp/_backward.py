@@ -33,19 +33,19 @@ def backward(outputs: Sequence[tuple[Node, Any]], inputs: Sequence[Node]) -> lis
     for node, ct in outputs:
         _accumulate(cts, node, ct)
         pending[node] -= 1
-    ready = [node for node, _ in outputs if pending[node] == 0]
+    ready = [node for node in dict.fromkeys(n for n, _ in outputs) if pending[node] == 0]
     wanted = set(inputs)
-    seen: set[Node] = set()
     while ready:
         node = ready.pop()
-        if node in seen:  # an output listed twice
+        parents = node.parents
+        if not parents:  # an input, or a constant-free leaf: nothing to push
             continue
-        seen.add(node)
         ct = cts[node] if node in wanted else cts.pop(node)
-        for parent, pullback in zip(node.parents, node.pullbacks, strict=True):
+        for parent, pullback in zip(parents, node.pullbacks, strict=True):
             _accumulate(cts, parent, pullback(ct))
-            pending[parent] -= 1
-            if pending[parent] == 0:
+            count = pending[parent] - 1
+            pending[parent] = count
+            if count == 0:
                 ready.append(parent)
     return [cts.get(node) for node in inputs]
 
