@@ -7,6 +7,7 @@ and dtype of the value they belong to.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -98,7 +99,15 @@ def _as_tangent(t: Any, primal: Any, i: int, transform: str) -> Any:
 class FlatPullback:
     """The pullback of one ``vjp`` call: reusable, and differentiable by outer transforms."""
 
-    __slots__ = ("_in_tree", "_inputs", "_out_avals", "_out_tree", "_outputs", "_primals")
+    __slots__ = (
+        "__weakref__",
+        "_in_tree",
+        "_inputs",
+        "_out_avals",
+        "_out_tree",
+        "_outputs",
+        "_primals",
+    )
 
     def __init__(
         self,
@@ -158,16 +167,22 @@ def vjp_flat(
     """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``."""
     flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:
-        inputs = [Node((), ()) for _ in flat_p]
-        tracers = [
-            VJPTracer(trace, trace.snapshot(p) if isinstance(p, np.ndarray) else p, n)
-            for p, n in zip(flat_p, inputs, strict=True)
-        ]
-        out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
-        flat_out, tree_out = tree_flatten(out)
-        outputs = [o.node if trace.owns(o) else None for o in flat_out]
-        primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
-        aux = strip(aux, trace)
+        try:
+            inputs = [Node((), ()) for _ in flat_p]
+            tracers = [
+                VJPTracer(trace, trace.guard.protect(p) if isinstance(p, np.ndarray) else p, n)
+                for p, n in zip(flat_p, inputs, strict=True)
+            ]
+            out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
+            flat_out, tree_out = tree_flatten(out)
+            outputs = [o.node if trace.owns(o) else None for o in flat_out]
+            primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
+            aux = strip(aux, trace)
+        except BaseException:
+            trace.guard.release()
+            raise
     avals = [(shape_of(o), dtype_of(o)) for o in primals_out]
     pullback = FlatPullback(inputs, flat_p, tree_p, outputs, tree_out, avals)
+    # Arrays made read-only for the backward pass become writeable again with the pullback.
+    weakref.finalize(pullback, trace.guard.release)
     return tree_out.unflatten(primals_out), pullback, aux

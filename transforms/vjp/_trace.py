@@ -15,6 +15,7 @@ import numpy as np
 
 from transforms.core import NoRuleError, Primitive, Trace, Tracer
 
+from ._protect import Guard
 from ._rules import _RULES, Pullback, _Argnum
 
 __all__ = ["Node", "VJPTrace", "VJPTracer"]
@@ -48,29 +49,17 @@ class VJPTracer(Tracer):
 class VJPTrace(Trace[VJPTracer]):
     """One live ``vjp``: records nodes whose closures are made by the VJP makers.
 
-    A plain ndarray that reaches a recorded primitive may be captured by a closure and read
-    in the backward pass, possibly long after; the user could mutate it in place meanwhile.
-    So it is replaced by a read-only snapshot, taken once per array per trace (autograd
-    reads the mutated values and returns a silently wrong gradient).
+    Plain ndarrays reaching a recorded primitive go through ``guard`` (see ``_protect``): a
+    closure may read them in a backward pass long after, and the user must not be able to
+    change them in between. Whoever owns the recorded graph calls ``guard.release()`` once
+    no pullback can run any more.
     """
 
-    __slots__ = ("_snapshots",)
+    __slots__ = ("guard",)
 
     def __init__(self, level: int, name: str = "vjp") -> None:
         super().__init__(level, name)
-        self._snapshots: dict[int, tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = {}
-
-    def snapshot(self, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        """A read-only copy of a user-owned ``array`` (the same copy for the same array)."""
-        if not array.flags.writeable and array.base is None:
-            return array  # owned by nobody who can write to it: already safe
-        kept = self._snapshots.get(id(array))
-        if kept is not None and kept[0] is array:
-            return kept[1]
-        copy = array.copy()
-        copy.flags.writeable = False
-        self._snapshots[id(array)] = (array, copy)  # holding `array` keeps its id unique
-        return copy
+        self.guard = Guard()
 
     def process_primitive(
         self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
@@ -78,7 +67,7 @@ class VJPTrace(Trace[VJPTracer]):
         primals = [
             a._primal
             if type(a) is VJPTracer and a._trace is self
-            else (self.snapshot(a) if type(a) is np.ndarray else a)
+            else (self.guard.protect(a) if type(a) is np.ndarray else a)
             for a in args
         ]
         ans = primitive.bind(*primals, **params)
