@@ -184,7 +184,12 @@ def _custom_vjp_maker(
     argnum: int, ans: Any, *args: Any, fwd: Any, bwd: Any, memo: _Residuals, **_: Any
 ) -> Any:
     residuals = memo.get(fwd, args)
-    return lambda ct: bwd(residuals, ct)[argnum]
+    return lambda ct: _or_zeros(bwd(residuals, ct)[argnum], args[argnum])
+
+
+def _or_zeros(ct: Any, like: Any) -> Any:
+    """A ``None`` cotangent from a user's bwd is a zero of the argument's shape and dtype."""
+    return zeros_like(like) if ct is None else ct
 
 
 def _custom_vjp_jvp(
@@ -194,7 +199,7 @@ def _custom_vjp_jvp(
     live = [(t, i) for i, t in enumerate(tangents) if t is not None]
     try:
         return _transpose(
-            lambda ct: [bwd(residuals, ct)[i] for _, i in live],
+            lambda ct: [_or_zeros(bwd(residuals, ct)[i], args[i]) for _, i in live],
             zeros_like(ans),
             [t for t, _ in live],
         )
@@ -211,8 +216,17 @@ def _custom_vjp_batch(
 ) -> tuple[Any, int]:
     axes = tuple(dims)
     batched_fun = vmap(fun, in_axes=axes)
-    batched_fwd = vmap(fwd, in_axes=axes)
-    batched_bwd = vmap(bwd, in_axes=(0, 0))
+    batched_fwd = vmap(fwd, in_axes=axes)  # out and residuals with the batch axis first
+
+    def batched_bwd(residuals: Any, ct: Any) -> tuple[Any, ...]:
+        # Per-example cotangents come with the batch axis first: an unbatched argument gets
+        # their sum, a batched one its own batch axis back.
+        cts = vmap(bwd, in_axes=(0, 0))(residuals, ct)
+        return tuple(
+            None if c is None else (tnp.sum(c, axis=0) if d is None else tnp.moveaxis(c, 0, d))
+            for c, d in zip(cts, axes, strict=True)
+        )
+
     return custom_vjp_call_p.bind(
         *values, fun=batched_fun, fwd=batched_fwd, bwd=batched_bwd, memo=_Residuals(), name=name
     ), 0
@@ -279,9 +293,7 @@ class custom_vjp(Generic[P, R]):
                     f"custom_vjp bwd of {name} returned {len(cts)} cotangent(s) for "
                     f"{len(dynamic)} differentiable argument(s)"
                 )
-            return tuple(
-                zeros_like(x) if c is None else c for c, x in zip(cts, dynamic, strict=True)
-            )
+            return cts  # a None stays None: whoever calls bwd knows the argument's zeros
 
         return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
             *dynamic, fun=call, fwd=fwd, bwd=bwd, memo=_Residuals(), name=name

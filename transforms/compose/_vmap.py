@@ -56,7 +56,7 @@ def _batch_size(leaves: list[Any], axes: list[int | None], axis_size: int | None
             f"argument leaf {i}: axis {a} of shape {shape_of(x)}"
             for i, (x, a) in enumerate(zip(leaves, axes, strict=True))
             if a is not None
-        )
+        ) + ("" if axis_size is None else f", axis_size={axis_size}")
         raise ValueError(f"vmap got inconsistent sizes for the mapped axis ({detail})")
     if not sizes:
         raise ValueError("vmap needs at least one mapped input (in_axes not all None) or axis_size")
