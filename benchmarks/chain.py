@@ -44,7 +44,11 @@ F64 = npt.NDArray[np.float64]
 CHAIN_STEPS = 300
 CHAIN_PRIMITIVES = 3 * CHAIN_STEPS  # sin, multiply, add per step
 CHAIN_SIZE = 10
-HESSIAN_SIZES = (10, 100)
+HESSIAN_SIZES = (10, 100, 300)
+JACOBIAN_SIZE = 200
+HVP_SIZE = 1000
+MEMORY_SIZE = 2000
+MEMORY_CHUNK = 100
 AGREE_TOL = 1e-10
 DESCRIPTION = "Time transforms' grad and hessian against plain NumPy and HIPS/autograd."
 
@@ -159,6 +163,104 @@ def hessian_workloads(n: int, ag: tuple[ModuleType, ModuleType] | None) -> list[
     return loads
 
 
+# ---- Jacobian of tanh(B @ x), 200 x 200 ----------------------------------------------------
+def jacobian_workloads(ag: tuple[ModuleType, ModuleType] | None) -> list[Workload]:
+    n = JACOBIAN_SIZE
+    group = f"Jacobian, {n} x {n}"
+    rng = np.random.default_rng(7)
+    B = rng.standard_normal((n, n)) / np.sqrt(n)
+    x = rng.standard_normal(n)
+
+    def exact() -> F64:
+        t = np.tanh(B @ x)
+        J: F64 = (1 - t**2)[:, None] * B
+        return J
+
+    def f(x: T.Array) -> T.Array:
+        return tnp.tanh(tnp.matmul(B, x))
+
+    fwd, rev = T.jacfwd(f), T.jacrev(f)
+    reference = exact()
+    _check(group, "jacfwd", np.asarray(fwd(x)), reference)
+    _check(group, "jacrev", np.asarray(rev(x)), reference)
+    loads = [
+        Workload(group, "numpy closed form", exact, role="floor"),
+        Workload(group, "transforms jacfwd", lambda: fwd(x), role="transforms"),
+        Workload(group, "transforms jacrev", lambda: rev(x), role="transforms"),
+    ]
+    if ag is not None:
+        autograd, anp = ag
+        ag_jac = autograd.jacobian(lambda x: anp.tanh(anp.dot(B, x)))
+        _check(group, "autograd jacobian", np.asarray(ag_jac(x)), reference)
+        loads.append(Workload(group, "autograd jacobian", lambda: ag_jac(x), role="autograd"))
+    return loads
+
+
+# ---- Hessian-vector product, n = 1000 ------------------------------------------------------
+def hvp_workloads(ag: tuple[ModuleType, ModuleType] | None) -> list[Workload]:
+    n = HVP_SIZE
+    group = f"HVP, n = {n}"
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((n, n)) / np.sqrt(n)
+    x, v = rng.standard_normal(n), rng.standard_normal(n)
+
+    def exact() -> F64:
+        t = np.tanh(A @ x)
+        Hv: F64 = A.T @ (2 * (1 - t**2) * (1 - 3 * t**2) * (A @ v)) + v
+        return Hv
+
+    def f(x: T.Array) -> T.Array:
+        return tnp.sum(tnp.tanh(tnp.matmul(A, x)) ** 2) + 0.5 * tnp.sum(x**2)
+
+    def ours() -> object:
+        return T.hvp(f, (x,), (v,))[1][0]
+
+    reference = exact()
+    _check(group, "transforms hvp", np.asarray(ours()), reference)
+    loads = [
+        Workload(group, "numpy closed form", exact, role="floor"),
+        Workload(group, "transforms hvp (fwd-over-rev)", ours, role="transforms"),
+    ]
+    if ag is not None:
+        autograd, anp = ag
+        ag_hvp = autograd.hessian_vector_product(
+            lambda x: anp.sum(anp.tanh(anp.dot(A, x)) ** 2) + 0.5 * anp.sum(x**2)
+        )
+        _check(group, "autograd hvp", np.asarray(ag_hvp(x, v)), reference)
+        loads.append(Workload(group, "autograd hvp (rev-over-rev)", lambda: ag_hvp(x, v),
+                              role="autograd"))  # fmt: skip
+    return loads
+
+
+# ---- peak memory of jacrev, with and without chunking --------------------------------------
+def jacrev_peak_memory() -> str:
+    """Peak traced memory of ``jacrev(tanh(B @ x))``, B 2000 x 2000, whole basis vs chunks."""
+    import tracemalloc
+
+    n = MEMORY_SIZE
+    rng = np.random.default_rng(3)
+    B = rng.standard_normal((n, n)) / np.sqrt(n)
+    x = rng.standard_normal(n)
+
+    def f(x: T.Array) -> T.Array:
+        return tnp.tanh(tnp.matmul(B, x))
+
+    peaks = {}
+    for label, chunk in (("whole basis", None), (f"chunk_size={MEMORY_CHUNK}", MEMORY_CHUNK)):
+        jac = T.jacrev(f, chunk_size=chunk)
+        gc.collect()
+        tracemalloc.start()
+        J = jac(x)
+        peaks[label] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del J
+    jac_mb = n * n * 8 / 2**20
+    parts = ", ".join(f"{k}: {v / 2**20:.0f} MiB" for k, v in peaks.items())
+    return (
+        f"jacrev peak memory, tanh(B @ x), B {n} x {n} (the Jacobian is {jac_mb:.0f} MiB): {parts}"
+    )
+
+
 # ---- timing ------------------------------------------------------------------------------
 def _check(group: str, name: str, actual: F64, expected: F64) -> None:
     err = float(np.max(np.abs(actual - expected))) if actual.shape == expected.shape else np.inf
@@ -265,6 +367,7 @@ def main(argv: Sequence[str] = ()) -> int:
     ag = None if args.no_autograd else _load_autograd()
     start = time.perf_counter()
     groups = [chain_workloads(ag)] + [hessian_workloads(n, ag) for n in HESSIAN_SIZES]
+    groups += [jacobian_workloads(ag), hvp_workloads(ag)]
     for loads in groups:
         for load in loads:
             calibrate(load, args.target)
@@ -279,7 +382,13 @@ def main(argv: Sequence[str] = ()) -> int:
         "Hessian: f(x) = sum(tanh(A@x)**2) + 0.5*sum(x**2); floor: NumPy closed form "
         "A.T @ diag(2(1-t^2)(1-3t^2)) @ A + I"
     )
+    print(
+        f"Jacobian: tanh(B@x), B {JACOBIAN_SIZE}x{JACOBIAN_SIZE}; floor diag(1-t^2) @ B. HVP: the "
+        f"Hessian function at n = {HVP_SIZE}; floor A.T @ (2(1-t^2)(1-3t^2) * (A@v)) + v"
+    )
     print("every result was checked against its reference before timing\n")
     print(table(groups))
+    print()
+    print(jacrev_peak_memory())
     print(f"\ntotal {time.perf_counter() - start:.0f} s")
     return 0
