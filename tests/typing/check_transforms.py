@@ -38,6 +38,7 @@ assert_type(
     tuple[tuple[Array, dict[str, Array]], Array],
 )
 
+
 # decorator factories: no functools.partial needed
 @T.grad(argnums=1)
 def loss_x(w: Array, x: Array) -> Array:
