@@ -303,3 +303,66 @@ class Tracer:
 
     def min(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
         return operators["min"](self, axis=axis, keepdims=keepdims)
+
+    def var(
+        self, axis: int | tuple[int, ...] | None = None, ddof: float = 0, keepdims: bool = False
+    ) -> Array:
+        return operators["var"](self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(
+        self, axis: int | tuple[int, ...] | None = None, ddof: float = 0, keepdims: bool = False
+    ) -> Array:
+        return operators["std"](self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis: int | None = None) -> Array:
+        return operators["cumsum"](self, axis=axis)
+
+    def cumprod(self, axis: int | None = None) -> Array:
+        return operators["cumprod"](self, axis=axis)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+        return operators["trace"](self, offset, axis1, axis2)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+        return operators["diagonal"](self, offset, axis1, axis2)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Array:
+        return operators["swapaxes"](self, axis1, axis2)
+
+    def repeat(self, repeats: ArrayLike, axis: int | None = None) -> Array:
+        return operators["repeat"](self, repeats, axis)
+
+    def take(self, indices: ArrayLike, axis: int | None = None, mode: str = "raise") -> Array:
+        return operators["take"](self, indices, axis, mode=mode)
+
+    def clip(self, min: ArrayLike | None = None, max: ArrayLike | None = None) -> Array:
+        return operators["clip"](self, min, max)
+
+    def round(self, decimals: int = 0) -> Array:
+        return operators["round"](self, decimals)
+
+    def conj(self) -> Array:
+        return operators["conj"](self)
+
+    def conjugate(self) -> Array:
+        return operators["conj"](self)
+
+    def argmax(self, axis: int | None = None) -> Any:
+        return operators["argmax"](self, axis)
+
+    def argmin(self, axis: int | None = None) -> Any:
+        return operators["argmin"](self, axis)
+
+    def argsort(self, axis: int = -1) -> Any:
+        return operators["argsort"](self, axis)
+
+    def nonzero(self) -> Any:
+        return operators["nonzero"](self)
+
+    @property
+    def real(self) -> Array:
+        return operators["real"](self)
+
+    @property
+    def imag(self) -> Array:
+        return operators["imag"](self)
