@@ -342,10 +342,10 @@ class Tracer:
         return operators["round"](self, decimals)
 
     def conj(self) -> Array:
-        return operators["conj"](self)
+        return operators["conjugate"](self)
 
     def conjugate(self) -> Array:
-        return operators["conj"](self)
+        return operators["conjugate"](self)
 
     def argmax(self, axis: int | None = None) -> Any:
         return operators["argmax"](self, axis)

@@ -58,7 +58,7 @@ def install(namespace: ModuleType) -> None:
         take=namespace.take,
         clip=namespace.clip,
         round=namespace.round,
-        conj=namespace.conj,
+        conjugate=namespace.conjugate,
         real=namespace.real,
         imag=namespace.imag,
         argmax=namespace.argmax,
