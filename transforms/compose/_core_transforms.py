@@ -7,13 +7,12 @@ and dtype of the value they belong to.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from transforms.core import Trace, new_trace
+from transforms.core import Trace, Tracer, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.jvp import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
@@ -74,6 +73,22 @@ def jvp_flat(
         tangents_out = [_array(o.tangent if trace.owns(o) else zeros_like(o)) for o in flat_out]
         aux = strip(aux, trace)
     return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
+
+
+def _as_cotangent(c: Any, dtype: np.dtype[Any], i: int) -> Any:
+    """A cotangent has its output's dtype (JAX's contract); a Python scalar takes it."""
+    if isinstance(c, (int, float, complex)) and not isinstance(c, bool):
+        return np.asarray(c, dtype=dtype)
+    if not isinstance(c, (np.ndarray, np.generic, Tracer)):
+        raise TypeError(
+            f"vjp: cotangent {i} is a {type(c).__name__}, not an array of dtype {dtype}"
+        )
+    if dtype_of(c) != dtype:
+        raise TypeError(
+            f"vjp: cotangent {i} has dtype {dtype_of(c)} but the output has dtype {dtype}; "
+            "pass a cotangent of the output's dtype (cast it with .astype)"
+        )
+    return c
 
 
 def _as_tangent(t: Any, primal: Any, i: int, transform: str) -> Any:
@@ -145,8 +160,7 @@ class FlatPullback:
                     f"vjp: cotangent {i} has shape {shape_of(c)} but the output has shape "
                     f"{shape}; pass a cotangent of the output's shape"
                 )
-            if np.issubdtype(dtype, np.floating) and np.issubdtype(dtype_of(c), np.complexfloating):
-                raise TypeError(f"vjp: cotangent {i} is complex but the output is real ({dtype})")
+            c = _as_cotangent(c, dtype, i)
             if node is not None:
                 seeds.append((node, c))
         cts = backward(seeds, self._inputs)
@@ -183,6 +197,5 @@ def vjp_flat(
             raise
     avals = [(shape_of(o), dtype_of(o)) for o in primals_out]
     pullback = FlatPullback(inputs, flat_p, tree_p, outputs, tree_out, avals)
-    # Arrays made read-only for the backward pass become writeable again with the pullback.
-    weakref.finalize(pullback, trace.guard.release)
+    trace.guard.release()
     return tree_out.unflatten(primals_out), pullback, aux

@@ -16,12 +16,16 @@ The missing direction is derived, not refused:
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar
+
+import numpy as np
 
 import transforms.numpy as tnp
 from transforms.batch import defbatch
 from transforms.core import Array, ArrayLike, DerivativeDroppedError, Primitive
+from transforms.core.tree_util import tree_map
 from transforms.jvp import defjvp, defjvp_joint
 from transforms.numpy import zeros_like
 from transforms.numpy._batching import elementwise_rule
@@ -169,8 +173,18 @@ class _Residuals:
             a is b for a, b in zip(args, self.args, strict=True)
         )
         if not same:
-            self.args, self.value = args, fwd(*args)[1]
+            # Residuals are read in a later backward pass: plain arrays among them (which may
+            # be the user's own, e.g. a closed-over constant) are kept as read-only copies.
+            self.args, self.value = args, tree_map(_frozen, fwd(*args)[1])
         return self.value
+
+
+def _frozen(leaf: Any) -> Any:
+    if not isinstance(leaf, np.ndarray):
+        return leaf
+    copy = leaf.copy()
+    copy.flags.writeable = False
+    return copy
 
 
 def _custom_vjp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
@@ -326,10 +340,37 @@ def _checkpoint_jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Any) -> 
     return jvp_flat(_of_some(fun, args, live), primals, live_tangents, False, "checkpoint")[1]
 
 
+def _closure_arrays(fun: Any) -> list[np.ndarray[Any, Any]]:
+    """The ndarrays a function closes over or has as defaults (one level deep)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    cells = [c.cell_contents for c in getattr(fun, "__closure__", None) or () if c is not None]
+    values = cells + list(getattr(fun, "__defaults__", None) or ())
+    return [v for v in values if isinstance(v, np.ndarray)]
+
+
+def _fingerprint(arrays: list[np.ndarray[Any, Any]]) -> list[bytes]:
+    return [hashlib.blake2b(np.ascontiguousarray(a).tobytes()).digest() for a in arrays]
+
+
 def _checkpoint_maker(argnum: int, ans: Any, *args: Any, fun: Any) -> Any:
     # Only the inputs are kept; the intermediates are recomputed when the cotangent arrives.
+    # The recomputation also reads the function's closure: a closed-over array mutated in
+    # between is detected (fingerprints), never silently used.
     partial = _of_some(fun, args, [argnum])
-    return lambda ct: vjp_flat(partial, [args[argnum]], False, "checkpoint")[1](ct)[0]
+    arrays = _closure_arrays(fun)
+    before = _fingerprint(arrays)
+
+    def pullback(ct: Any) -> Any:
+        if _fingerprint(arrays) != before:
+            raise RuntimeError(
+                "checkpoint: an array the checkpointed function closes over was modified "
+                "between the forward and the backward pass, so recomputing would give a "
+                "wrong derivative; pass it as an argument, or do not mutate it in place"
+            )
+        return vjp_flat(partial, [args[argnum]], False, "checkpoint")[1](ct)[0]
+
+    return pullback
 
 
 defjvp_joint(checkpoint_call_p, _checkpoint_jvp)

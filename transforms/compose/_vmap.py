@@ -11,8 +11,10 @@ import functools
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
+import numpy as np
+
 from transforms.batch import BatchTrace, BatchTracer
-from transforms.core import new_trace
+from transforms.core import Tracer, new_trace
 from transforms.core.tree_util import tree_flatten
 from transforms.numpy import broadcast_to, moveaxis
 from transforms.numpy._define import shape_of
@@ -39,6 +41,23 @@ def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[int | None]:
             raise ValueError(f"vmap: {what} keys {sorted(prefix)} differ from {sorted(tree)}")
         return [a for k in sorted(tree) for a in _broadcast_prefix(prefix[k], tree[k], what)]
     raise ValueError(f"vmap: {what} {prefix!r} is not a prefix of the value's structure")
+
+
+def _mappable(x: Any, position: int) -> Any:
+    """A leaf to map over: an array (or tracer) with at least one axis."""
+    if not isinstance(x, (np.ndarray, Tracer)):
+        if not isinstance(x, (int, float, complex, np.generic)):
+            raise TypeError(
+                f"vmap: argument {position} is a {type(x).__name__}, not an array; pass an "
+                "array, or in_axes=None for an argument that is not mapped"
+            )
+        x = np.asarray(x)
+    if len(shape_of(x)) == 0:
+        raise ValueError(
+            f"vmap: argument {position} is a scalar (0-d) and has no axis to map over; give "
+            "it in_axes=None"
+        )
+    return x
 
 
 def _normalize(axis: int, ndim: int, what: str) -> int:
@@ -107,6 +126,11 @@ def vmap(
             )
         leaves, tree = tree_flatten(args)
         axes = _broadcast_prefix(prefix, args, "in_axes")
+        positions = [pos for pos, arg in enumerate(args) for _ in tree_flatten(arg)[0]]
+        leaves = [
+            _mappable(x, pos) if a is not None else x
+            for x, a, pos in zip(leaves, axes, positions, strict=True)
+        ]
         axes = [
             None if a is None else _normalize(a, len(shape_of(x)), "in_axes")
             for x, a in zip(leaves, axes, strict=True)

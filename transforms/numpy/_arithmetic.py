@@ -1,9 +1,13 @@
 """Elementwise functions of two or more arguments, with NumPy broadcasting.
 
-A JVP rule returns a tangent of the *output's* shape (``_spread`` broadcasts a term that
-depends on one operand only); a VJP maker sums its cotangent back to the operand's shape
-with ``unbroadcast``. Masks for ``maximum``/``minimum`` come from primal values (piecewise
-constant) and ties share the derivative equally, as in autograd.
+A JVP rule returns a tangent of the *output's* shape and dtype (``_spread`` broadcasts a
+term that depends on one operand only); a VJP maker sums its cotangent back to the operand's
+shape with ``unbroadcast`` and casts it to the operand's dtype (``_back``: a float32 operand
+of a float64 result gets a float32 cotangent, a real operand of a complex result the real
+part, the transpose of NumPy's implicit promotion under JAX's bilinear pairing). Masks for
+``maximum``/``minimum``/``fmax``/``fmin`` come from comparisons of primal values (piecewise
+constant) and ties share the derivative equally, as in autograd. Most binary functions are
+defined by their two partial derivatives ``d(ans, x, y)`` (``_partials``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from transforms.vjp import defvjp
 
 from ._batching import elementwise_rule
 from ._define import dtype_of, nondifferentiable, shape_of
-from ._elementwise import log
+from ._elementwise import exp, exp2, floor, log, positive, real, sign, trunc
 from ._shape import array, astype, broadcast_to, unbroadcast
 
 __all__ = [
@@ -40,17 +44,50 @@ __all__ = [
     "greater_equal",
     "equal",
     "not_equal",
+    "float_power",
+    "arctan2",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "fmax",
+    "fmin",
+    "mod",
+    "remainder",
+    "fmod",
+    "copysign",
+    "heaviside",
+    "clip",
 ]
 
 
+def _dtype(x: Any) -> np.dtype[Any]:
+    dtype = getattr(x, "dtype", None)  # faster than dtype_of: rules call this on every use
+    return dtype if dtype is not None else np.result_type(x)
+
+
+def _cast(x: Any, dtype: np.dtype[Any]) -> Any:
+    """``x`` as ``dtype`` (if inexact), differentiably: complex to real keeps the real part;
+    real to complex adds ``0j`` (an ``add``, whose VJP takes the real part back)."""
+    have = _dtype(x)
+    if have == dtype or dtype.kind not in "fc":
+        return x
+    if have.kind == "c" and dtype.kind != "c":
+        x = real(x)
+    elif dtype.kind == "c" and have.kind != "c":
+        x = x + 0j
+    return x if _dtype(x) == dtype else astype(x, dtype)
+
+
 def _spread(term: Any, ans: Any) -> Any:
-    """Broadcast a one-operand tangent term to the output's shape."""
+    """A one-operand tangent term with the output's shape and dtype."""
     shape = shape_of(ans)
-    return term if shape_of(term) == shape else broadcast_to(term, shape)
+    term = term if shape_of(term) == shape else broadcast_to(term, shape)
+    return _cast(term, _dtype(ans))
 
 
 def _back(ct: Any, operand: Any) -> Any:
-    return unbroadcast(ct, shape_of(operand))
+    """A cotangent summed back to the operand's shape, with the operand's dtype."""
+    return _cast(unbroadcast(ct, shape_of(operand)), _dtype(operand))
 
 
 def _operands(*xs: ArrayLike) -> list[Any]:
@@ -231,3 +268,154 @@ minimum = _binary(minimum_p, "Differentiable ``numpy.minimum``; ties share the d
 def negative(x: ArrayLike) -> Array:
     """Differentiable ``numpy.negative``."""
     return negative_p.bind(*_operands(x))  # type: ignore[no-any-return]
+
+
+# ---- binary functions defined by their partial derivatives ---------------------------------
+Partial = Callable[[Any, Any, Any], Any]
+
+
+def _partials(
+    name: str, impl: Any, dx: Partial | None, dy: Partial | None, doc: str
+) -> tuple[Primitive, Callable[[ArrayLike, ArrayLike], Array]]:
+    """A broadcasting binary primitive (and its public function) from ``d(ans, x, y)`` for
+    each operand: JVP ``t * d``, VJP ``ct * d`` summed back. ``None`` declares a zero."""
+    primitive = Primitive(name, impl)
+
+    def jvp(d: Partial | None) -> Any:
+        return None if d is None else lambda t, ans, x, y: _spread(t * d(ans, x, y), ans)
+
+    def vjp(d: Partial | None, argnum: int) -> Any:
+        if d is None:
+            return None
+
+        def maker(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
+            weight, operand = d(ans, x, y), (x, y)[argnum]
+            return lambda ct: _back(ct * weight, operand)
+
+        return maker
+
+    defjvp(primitive, jvp(dx), jvp(dy))
+    defvjp(primitive, vjp(dx, 0), vjp(dy, 1))
+    return primitive, _binary(primitive, doc)
+
+
+def _r2(x: Any, y: Any) -> Any:
+    return x * x + y * y
+
+
+arctan2_p, arctan2 = _partials(
+    "arctan2",
+    np.arctan2,
+    lambda ans, x, y: y / _r2(x, y),
+    lambda ans, x, y: -x / _r2(x, y),
+    "Differentiable ``numpy.arctan2(x1, x2)``, the angle of the point ``(x2, x1)``.",
+)
+hypot_p, hypot = _partials(
+    "hypot",
+    np.hypot,
+    lambda ans, x, y: x / ans,
+    lambda ans, x, y: y / ans,
+    "Differentiable ``numpy.hypot``.",
+)
+logaddexp_p, logaddexp = _partials(
+    "logaddexp",
+    np.logaddexp,
+    lambda ans, x, y: exp(x - ans),
+    lambda ans, x, y: exp(y - ans),
+    "Differentiable ``numpy.logaddexp``.",
+)
+logaddexp2_p, logaddexp2 = _partials(
+    "logaddexp2",
+    np.logaddexp2,
+    lambda ans, x, y: exp2(x - ans),
+    lambda ans, x, y: exp2(y - ans),
+    "Differentiable ``numpy.logaddexp2``.",
+)
+# x - y * floor(x / y): derivative 1 in x and -floor(x / y) in y (the quotient is constant
+# between its jumps); ``fmod`` truncates the quotient instead.
+remainder_p, remainder = _partials(
+    "remainder",
+    np.remainder,
+    lambda ans, x, y: 1,
+    lambda ans, x, y: -floor(x / y),
+    "Differentiable ``numpy.remainder``: derivatives 1 and ``-floor(x1 / x2)``.",
+)
+mod = remainder
+fmod_p, fmod = _partials(
+    "fmod",
+    np.fmod,
+    lambda ans, x, y: 1,
+    lambda ans, x, y: -trunc(x / y),
+    "Differentiable ``numpy.fmod``: derivatives 1 and ``-trunc(x1 / x2)``.",
+)
+# |x1| with the sign of x2: derivative +-1 in x1 (0 at x1 == 0, like abs), 0 in x2.
+copysign_p, copysign = _partials(
+    "copysign",
+    np.copysign,
+    lambda ans, x, y: sign(x) * sign(ans),
+    None,
+    "Differentiable ``numpy.copysign``: derivative 0 in ``x2``.",
+)
+# 0 or 1, except x2 where x1 == 0: derivative 0 in x1, and 1 in x2 exactly where it is chosen.
+heaviside_p, heaviside = _partials(
+    "heaviside",
+    np.heaviside,
+    None,
+    lambda ans, x, y: equal(x, 0),
+    "Differentiable ``numpy.heaviside``: derivative 0 in ``x1``; 1 in ``x2`` where x1 == 0.",
+)
+
+
+# ---- fmax, fmin: maximum/minimum, except that a NaN loses to a number -----------------------
+def _fpick(compare: Any) -> Any:
+    """x is chosen where it wins the comparison, or where y is NaN and x is not."""
+    return lambda x, y: where(not_equal(y, y), equal(x, x), compare(x, y))
+
+
+fmax_p = _choice("fmax", np.fmax, _fpick(greater))
+fmin_p = _choice("fmin", np.fmin, _fpick(less))
+fmax = _binary(fmax_p, "Differentiable ``numpy.fmax``; ties share, a NaN operand gets none.")
+fmin = _binary(fmin_p, "Differentiable ``numpy.fmin``; ties share, a NaN operand gets none.")
+
+
+# ---- composites ------------------------------------------------------------------------------
+def _float64(x: Any) -> Any:
+    if isinstance(x, (bool, int, float)):
+        return float(x)
+    if isinstance(x, complex):
+        return x
+    dtype = dtype_of(x)
+    wide = np.result_type(dtype, np.float64)
+    return x if dtype == wide else astype(x, wide)
+
+
+def float_power(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Differentiable ``numpy.float_power``: a composite of ``astype`` (to float64, or
+    complex128) and ``power``."""
+    x1, x2 = _operands(x1, x2)
+    return power(_float64(x1), _float64(x2))
+
+
+def clip(
+    a: ArrayLike,
+    a_min: ArrayLike | None = None,
+    a_max: ArrayLike | None = None,
+    *,
+    min: ArrayLike | None = None,
+    max: ArrayLike | None = None,
+) -> Array:
+    """Differentiable ``numpy.clip``: a composite of ``where`` and comparisons. Derivative 1
+    in ``a`` inside ``[a_min, a_max]`` (bounds included) and 0 outside, where the selected
+    bound gets it; ``None`` means no bound. (A NaN bound lets ``a`` through.)"""
+    if (a_min is not None and min is not None) or (a_max is not None and max is not None):
+        raise TypeError("clip: pass each bound once, as a_min/a_max or as min/max")
+    lo = a_min if a_min is not None else min
+    hi = a_max if a_max is not None else max
+    (out,) = _operands(a)
+    if lo is not None:
+        (lo,) = _operands(lo)
+        out = where(less(out, lo), lo, out)
+    if hi is not None:
+        (hi,) = _operands(hi)
+        out = where(greater(out, hi), hi, out)
+    return out if lo is not None or hi is not None else positive(out)

@@ -2,32 +2,107 @@
 
 Both rules multiply by that derivative (see ``elementwise`` in ``_define``): JVP
 ``t * d``, VJP ``ct * d``. The derivative is written with differentiable operations, so
-every function here has derivatives of every order. ``|x|`` has derivative 0 at 0.
+every function here has derivatives of every order. ``|x|`` has derivative 0 at 0;
+``sign``, ``floor``, ``ceil``, ``round``, ``trunc``, ``rint`` and ``fix`` have derivative 0
+(they are piecewise constant: defined, not an error).
+
+Complex inputs follow JAX's convention: a VJP is the transpose of the JVP under the bilinear
+pairing ``Re(sum(a * b))``. Holomorphic functions therefore use the same rule for real and
+complex inputs (no conjugation: the VJP of ``sin`` is ``ct * cos(z)``); ``abs``, ``real``,
+``imag``, ``conj`` and ``angle`` are not holomorphic and have their own rules below.
+
+This module is imported by ``_arithmetic`` (and possibly by other families), so it imports
+``_arithmetic``/``_shape`` inside functions, at call time, never at import time.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from transforms.batch import defbatch
-from transforms.core import Array, ArrayLike, Primitive
+from transforms.core import Array, ArrayLike, Primitive, concrete
+from transforms.jvp import defjvp
+from transforms.vjp import defvjp
 
 from ._batching import elementwise_rule
-from ._define import elementwise
+from ._define import dtype_of, elementwise, is_traced
 
-__all__ = ["sin", "cos", "tan", "exp", "log", "tanh", "sqrt", "abs", "absolute", "square", "sign"]
+__all__ = [
+    "sin",
+    "cos",
+    "tan",
+    "exp",
+    "log",
+    "tanh",
+    "sqrt",
+    "abs",
+    "absolute",
+    "square",
+    "sign",
+    "angle",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+    "cbrt",
+    "conj",
+    "conjugate",
+    "cosh",
+    "deg2rad",
+    "degrees",
+    "exp2",
+    "expm1",
+    "fabs",
+    "imag",
+    "log10",
+    "log1p",
+    "log2",
+    "nan_to_num",
+    "positive",
+    "rad2deg",
+    "radians",
+    "real",
+    "real_if_close",
+    "reciprocal",
+    "sinc",
+    "sinh",
+    "floor",
+    "ceil",
+    "round",
+    "around",
+    "trunc",
+    "rint",
+    "fix",
+]
+
+
+def _operand(x: ArrayLike) -> Any:
+    if isinstance(x, (list, tuple)):
+        from ._shape import array
+
+        return array(x)
+    return x
+
+
+def _is_complex(x: Any) -> bool:
+    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
+
+
+def _where(condition: Any, x: Any, y: Any) -> Any:
+    from ._arithmetic import where
+
+    return where(condition, x, y)
 
 
 def _public(primitive: Primitive, doc: str) -> Callable[[ArrayLike], Array]:
     def fn(x: ArrayLike) -> Array:
-        if isinstance(x, (list, tuple)):
-            from ._shape import array
-
-            x = array(x)
-        return primitive.bind(x)  # type: ignore[no-any-return]
+        return primitive.bind(_operand(x))  # type: ignore[no-any-return]
 
     fn.__name__ = fn.__qualname__ = primitive.name
     fn.__doc__ = doc
@@ -45,9 +120,16 @@ def _unary(
 # Forward declarations: the derivatives below refer to functions defined further down.
 sin: Callable[[ArrayLike], Array]
 cos: Callable[[ArrayLike], Array]
+sinh: Callable[[ArrayLike], Array]
+cosh: Callable[[ArrayLike], Array]
 sign: Callable[[ArrayLike], Array]
+sqrt: Callable[[ArrayLike], Array]
+exp2: Callable[[ArrayLike], Array]
 
-sign_p, sign = _unary("sign", np.sign, None)
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+# ---- holomorphic (one rule for real and complex inputs) -------------------------------------
 sin_p, sin = _unary("sin", np.sin, lambda ans, x: cos(x))
 cos_p, cos = _unary("cos", np.cos, lambda ans, x: -sin(x))
 tan_p, tan = _unary("tan", np.tan, lambda ans, x: 1 + ans * ans)
@@ -55,6 +137,216 @@ exp_p, exp = _unary("exp", np.exp, lambda ans, x: ans)
 log_p, log = _unary("log", np.log, lambda ans, x: 1 / x)
 tanh_p, tanh = _unary("tanh", np.tanh, lambda ans, x: 1 - ans * ans)
 sqrt_p, sqrt = _unary("sqrt", np.sqrt, lambda ans, x: 0.5 / ans)
-abs_p, abs = _unary("abs", np.abs, lambda ans, x: sign(x))
 square_p, square = _unary("square", np.square, lambda ans, x: 2 * x)
+sinh_p, sinh = _unary("sinh", np.sinh, lambda ans, x: cosh(x))
+cosh_p, cosh = _unary("cosh", np.cosh, lambda ans, x: sinh(x))
+exp2_p, exp2 = _unary("exp2", np.exp2, lambda ans, x: ans * _LN2)
+expm1_p, expm1 = _unary("expm1", np.expm1, lambda ans, x: ans + 1)
+log2_p, log2 = _unary("log2", np.log2, lambda ans, x: 1 / (x * _LN2))
+log10_p, log10 = _unary("log10", np.log10, lambda ans, x: 1 / (x * _LN10))
+log1p_p, log1p = _unary("log1p", np.log1p, lambda ans, x: 1 / (1 + x))
+reciprocal_p, reciprocal = _unary("reciprocal", np.reciprocal, lambda ans, x: -ans * ans)
+arcsin_p, arcsin = _unary("arcsin", np.arcsin, lambda ans, x: 1 / sqrt(1 - x * x))
+arccos_p, arccos = _unary("arccos", np.arccos, lambda ans, x: -1 / sqrt(1 - x * x))
+arctan_p, arctan = _unary("arctan", np.arctan, lambda ans, x: 1 / (1 + x * x))
+arcsinh_p, arcsinh = _unary("arcsinh", np.arcsinh, lambda ans, x: 1 / sqrt(1 + x * x))
+# sqrt(x-1) sqrt(x+1), not sqrt(x^2-1): the same for real x > 1, the right branch for complex x
+arccosh_p, arccosh = _unary("arccosh", np.arccosh, lambda ans, x: 1 / (sqrt(x - 1) * sqrt(x + 1)))
+arctanh_p, arctanh = _unary("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x * x))
+
+# ---- real only ------------------------------------------------------------------------------
+cbrt_p, cbrt = _unary("cbrt", np.cbrt, lambda ans, x: 1 / (3 * ans * ans))
+fabs_p, fabs = _unary("fabs", np.fabs, lambda ans, x: sign(x))
+deg2rad_p, deg2rad = _unary("deg2rad", np.deg2rad, lambda ans, x: math.pi / 180)
+rad2deg_p, rad2deg = _unary("rad2deg", np.rad2deg, lambda ans, x: 180 / math.pi)
+radians = deg2rad
+degrees = rad2deg
+
+# ---- piecewise constant: derivative 0 (defined, not an error) -------------------------------
+sign_p, sign = _unary("sign", np.sign, None)
+floor_p, floor = _unary("floor", np.floor, None)
+ceil_p, ceil = _unary("ceil", np.ceil, None)
+trunc_p, trunc = _unary("trunc", np.trunc, None)
+rint_p, rint = _unary("rint", np.rint, None)
+fix_p, fix = _unary("fix", np.fix, None)
+round_p = elementwise("round", lambda x, decimals: np.round(x, decimals), None)
+defbatch(round_p, elementwise_rule(round_p))
+
+
+def round(a: ArrayLike, decimals: int = 0) -> Array:
+    """Differentiable ``numpy.round`` (derivative 0: piecewise constant)."""
+    return round_p.bind(_operand(a), decimals=decimals)  # type: ignore[no-any-return]
+
+
+around = round
+
+
+# ---- complex parts: linear, not holomorphic ---------------------------------------------------
+# Under the bilinear pairing the VJP of ``real`` embeds the (real) cotangent as ``ct + 0j``,
+# and that of ``imag`` is ``-1j * ct``; ``conj`` is its own transpose.
+conjugate_p = Primitive("conjugate", np.conjugate)
+defbatch(conjugate_p, elementwise_rule(conjugate_p))
+defjvp(conjugate_p, lambda t, ans, x: conjugate(t))
+defvjp(conjugate_p, lambda ans, x: conjugate)
+
+real_p = Primitive("real", np.real)
+defbatch(real_p, elementwise_rule(real_p))
+defjvp(real_p, lambda t, ans, x: real(t))
+defvjp(real_p, lambda ans, x: lambda ct: ct + 0j)
+
+imag_p = Primitive("imag", np.imag)
+defbatch(imag_p, elementwise_rule(imag_p))
+defjvp(imag_p, lambda t, ans, x: imag(t))
+defvjp(imag_p, lambda ans, x: lambda ct: ct * -1j)
+
+
+def conjugate(x: ArrayLike) -> Array:
+    """Differentiable ``numpy.conjugate`` (the identity on real traced values)."""
+    x = _operand(x)
+    if is_traced(x) and not _is_complex(x):
+        return x  # type: ignore[return-value]
+    return conjugate_p.bind(x)  # type: ignore[no-any-return]
+
+
+def real(val: ArrayLike) -> Array:
+    """Differentiable ``numpy.real`` (the identity on real traced values)."""
+    x = _operand(val)
+    if is_traced(x) and not _is_complex(x):
+        return x  # type: ignore[no-any-return]
+    return real_p.bind(x)  # type: ignore[no-any-return]
+
+
+def imag(val: ArrayLike) -> Array:
+    """Differentiable ``numpy.imag`` (zeros, with no derivative, for real values)."""
+    x = _operand(val)
+    if is_traced(x) and not _is_complex(x):
+        from ._shape import zeros_like
+
+        return zeros_like(x)
+    return imag_p.bind(x)  # type: ignore[no-any-return]
+
+
+conj = conjugate
+
+
+# ---- abs: sign(x) for real x; for complex z, JVP Re(conj(z) t)/|z| and VJP ct conj(z)/|z| ----
+def _abs_derivative(ans: Any, x: Any) -> Any:
+    if not _is_complex(x):
+        return sign(x)
+    return conjugate(x) / _where(ans == 0, 1, ans)  # 0 at z == 0, like the real case
+
+
+abs_p = Primitive("abs", np.abs)
+defbatch(abs_p, elementwise_rule(abs_p))
+defjvp(abs_p, lambda t, ans, x: real(t * _abs_derivative(ans, x)))
+
+
+def _abs_vjp(ans: Any, x: Any) -> Callable[[Any], Any]:
+    d = _abs_derivative(ans, x)
+    return lambda ct: ct * d
+
+
+defvjp(abs_p, _abs_vjp)
+abs = _public(abs_p, "Differentiable ``numpy.abs``; derivative 0 at 0, for complex values too.")
 absolute = abs
+
+
+# ---- angle: arctan2(imag, real) for complex values; piecewise constant for real ones --------
+_angle_real_p = elementwise("angle", lambda x, deg: np.angle(x, deg), None)
+defbatch(_angle_real_p, elementwise_rule(_angle_real_p))
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Array:
+    """Differentiable ``numpy.angle``: for complex ``z`` a composite of ``arctan2``, ``imag``
+    and ``real``; for real ``z`` (0 or pi) derivative 0."""
+    from ._arithmetic import arctan2
+
+    v = _operand(z)
+    if not _is_complex(v):
+        return _angle_real_p.bind(v, deg=deg)  # type: ignore[no-any-return]
+    a = arctan2(imag(v), real(v))
+    return a * (180 / math.pi) if deg else a
+
+
+# ---- nan_to_num: derivative 1 where x is finite, 0 where it is replaced ----------------------
+nan_to_num_p = Primitive(
+    "nan_to_num",
+    lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+)
+defbatch(nan_to_num_p, elementwise_rule(nan_to_num_p))
+
+
+def _finite(x: Any) -> Any:
+    return abs(x) < math.inf  # a comparison: the mask carries no derivative
+
+
+defjvp(nan_to_num_p, lambda t, ans, x, **params: _where(_finite(x), t, 0))
+
+
+def _nan_to_num_vjp(ans: Any, x: Any, **params: Any) -> Callable[[Any], Any]:
+    mask = _finite(x)
+    return lambda ct: _where(mask, ct, 0)
+
+
+defvjp(nan_to_num_p, _nan_to_num_vjp)
+
+
+def nan_to_num(
+    x: ArrayLike,
+    copy: bool = True,
+    nan: float = 0.0,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Array:
+    """Differentiable ``numpy.nan_to_num``: derivative 1 where ``x`` is finite, 0 where a
+    value is replaced (for complex ``x``, part by part). Always returns a new array."""
+    x = _operand(x)
+    params = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    if is_traced(x) and _is_complex(x):
+        parts = [nan_to_num_p.bind(part, **params) for part in (real(x), imag(x))]
+        return parts[0] + 1j * parts[1]  # type: ignore[no-any-return]
+    return nan_to_num_p.bind(x, **params)  # type: ignore[no-any-return]
+
+
+def positive(x: ArrayLike) -> Array:
+    """Differentiable ``numpy.positive``: the identity (a composite of nothing)."""
+    v = _operand(x)
+    return v if is_traced(v) else np.positive(v)  # type: ignore[no-any-return]
+
+
+def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
+    """Differentiable ``numpy.real_if_close``: ``real(a)`` if every imaginary part is within
+    ``tol`` (machine epsilons, if ``tol > 1``) of 0, else ``a``. The choice is made on the
+    primal value (the output's dtype depends on it); under ``vmap`` on the whole batch."""
+    a = _operand(a)
+    if not is_traced(a):
+        return np.real_if_close(a, tol)
+    if not _is_complex(a):
+        return a  # type: ignore[return-value]
+    if tol > 1:
+        tol = float(np.finfo(dtype_of(a)).eps) * tol
+    return real(a) if bool(np.all(np.abs(np.imag(concrete(a))) < tol)) else a  # type: ignore[return-value]
+
+
+# ---- sinc: a Taylor polynomial near 0, where sin(y)/y and its derivatives cancel ------------
+# sin(y)/y = sum_n (-1)^n y^(2n) / (2n+1)!; for |y| < 1/4 the terms through y^12 leave an
+# error below 1e-20 (and below 1e-17 in the second derivative), and the polynomial's
+# derivatives are exact at every order: 0 at x == 0, then -pi**2/3, ...
+_SINC_SMALL = 0.25
+_SINC_TAYLOR = tuple((-1) ** n / math.factorial(2 * n + 1) for n in range(7))
+
+
+def sinc(x: ArrayLike) -> Array:
+    """Differentiable ``numpy.sinc`` (``sin(pi x)/(pi x)``, 1 at 0): a composite of
+    ``where``, ``sin`` and, for ``|pi x| < 1/4``, a Taylor polynomial, so that derivatives of
+    every order are accurate near 0 and exact at 0 (0, then ``-pi**2/3``)."""
+    v = _operand(x)
+    y = math.pi * v
+    small = abs(y) < _SINC_SMALL
+    # each branch sees only inputs where it is finite, so the other's derivative stays finite
+    safe_y = _where(small, 1, y)
+    u = _where(small, y, 0) ** 2
+    poly: Any = _SINC_TAYLOR[-1]
+    for c in reversed(_SINC_TAYLOR[:-1]):
+        poly = poly * u + c
+    return _where(small, poly, sin(safe_y) / safe_y)  # type: ignore[no-any-return]

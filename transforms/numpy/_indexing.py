@@ -4,21 +4,29 @@
 with ``untake``, which *adds* at repeated fancy indices (``x[[0, 0]]`` sends both
 cotangents to ``x[0]``). ``untake`` is linear too, and its transpose is ``getitem`` again,
 so the pair differentiates to any order. Indices are parameters, never traced.
+
+An index array that is itself traced (in practice: batched by ``vmap``, as in
+``vmap(lambda i: x[i])(idx)`` or ``tnp.take_along_axis(x, tnp.argsort(x))`` under ``vmap``)
+cannot be a parameter: its per-example values differ. Such indices are operands of the
+pair ``gather``/``scatter_add`` instead (still without a derivative), whose batching rule
+indexes the batch axis with an ``arange`` next to the batched index arrays.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from transforms.batch import defbatch
-from transforms.core import Array, ArrayLike, Primitive, concrete
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.jvp import defjvp, defjvp_joint
 from transforms.vjp import defvjp, defvjp_argnum
 
-from . import _shape
-from ._define import shape_of
+from . import _batching, _shape
+from ._define import dtype_of, shape_of
 
 __all__ = ["at"]  # x[idx] is the operator; getitem/untake are internal
 
@@ -47,39 +55,116 @@ defjvp(untake_p, lambda t, ans, ct, index, shape: untake(t, index, shape))
 defvjp(untake_p, lambda ans, ct, index, shape: lambda ct_out: getitem_p.bind(ct_out, index=index))
 
 
-# Batching: the batch axis goes last, where an index (with its Ellipsis spelled out) leaves
-# it untouched as a trailing full slice, wherever NumPy puts the advanced-index axes.
-def _spell_out_ellipsis(index: Any, ndim: int) -> Any:
-    parts = index if isinstance(index, tuple) else (index,)
-    if not any(p is Ellipsis for p in parts):
-        return parts
-    used = sum(
-        np.ndim(p) if _is_bool_array(p) else 1 for p in parts if p is not None and p is not Ellipsis
+# ---- where NumPy puts the advanced-index axes ----------------------------------------------
+@dataclass(frozen=True)
+class _Slot:
+    """In the index of ``gather``/``scatter_add``: the ``k``-th index-array operand."""
+
+    k: int
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the advanced-index axes of ``x[index]`` go (``None`` for a basic index).
+
+    ``shape``: their broadcast shape; ``first``: NumPy puts them first (they are not
+    consecutive in the index); else at ``position``; ``ndim``: the result's rank.
+    """
+
+    shape: tuple[int, ...]
+    first: bool
+    position: int
+    ndim: int
+
+
+def _parts(index: Any) -> tuple[Any, ...]:
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _is_bool_scalar(p: Any) -> bool:
+    return isinstance(p, (bool, np.bool_)) or (
+        isinstance(p, np.ndarray) and p.ndim == 0 and p.dtype == np.bool_
     )
-    at = next(i for i, p in enumerate(parts) if p is Ellipsis)
-    return parts[:at] + (slice(None),) * (ndim - used) + parts[at + 1 :]
 
 
-def _is_bool_array(p: Any) -> bool:
-    return isinstance(p, (np.ndarray, list)) and np.asarray(p).dtype == np.bool_
+def _entry(p: Any, slot_shapes: Any) -> tuple[str, int, tuple[int, ...]]:
+    """``(kind, axes consumed, advanced shape)`` of one index entry."""
+    if p is None:
+        return "none", 0, ()
+    if p is Ellipsis:
+        return "ellipsis", 0, ()
+    if isinstance(p, slice):
+        return "slice", 1, ()
+    if isinstance(p, _Slot):
+        return "array", 1, tuple(slot_shapes[p.k])
+    if _is_bool_scalar(p):  # NumPy: a 0-d boolean adds an axis of length 1 (or 0)
+        return "array", 0, (1 if p else 0,)
+    if isinstance(p, (int, np.integer)):
+        return "int", 1, ()
+    a = np.asarray(p)
+    if a.dtype == np.bool_:  # a mask stands for its nonzero() index arrays
+        return "array", a.ndim, (int(np.count_nonzero(a)),)
+    return "array", 1, a.shape
 
 
-def _to_back(x: Any, d: int) -> Any:
-    n = len(shape_of(x))
-    return x if d == n - 1 else _shape.moveaxis(x, d, -1)
+def _layout(index: Any, ndim: int, slot_shapes: Any = ()) -> _Layout | None:
+    """NumPy's placement of the advanced-index axes of ``x[index]`` for ``x.ndim == ndim``.
+
+    Integers count as advanced once an index array is present; the advanced entries go
+    where they are when consecutive (no slice, ``None`` or ``Ellipsis`` -- even one that
+    spans no axis -- between them), and first otherwise.
+    """
+    entries = [_entry(p, slot_shapes) for p in _parts(index)]
+    if not any(kind == "array" for kind, _, _ in entries):
+        return None
+    spare = ndim - sum(n for _, n, _ in entries)  # the axes an Ellipsis or the end spans
+    advanced = [i for i, (kind, _, _) in enumerate(entries) if kind in ("array", "int")]
+    shape = np.broadcast_shapes(*(entries[i][2] for i in advanced))
+    basic_out = sum(1 for kind, _, _ in entries if kind in ("slice", "none")) + spare
+    out_ndim = len(shape) + basic_out
+    if advanced[-1] - advanced[0] + 1 != len(advanced):
+        return _Layout(shape, True, 0, out_ndim)
+    position = sum(
+        spare if kind == "ellipsis" else 1
+        for kind, _, _ in entries[: advanced[0]]
+        if kind in ("slice", "none", "ellipsis")
+    )
+    return _Layout(shape, False, position, out_ndim)
 
 
+def _out_ndim(index: Any, ndim: int) -> int:
+    """The rank of ``x[index]`` for ``x.ndim == ndim``."""
+    layout = _layout(index, ndim)
+    if layout is not None:
+        return layout.ndim
+    entries = [_entry(p, ()) for p in _parts(index)]
+    spare = ndim - sum(n for _, n, _ in entries)
+    return sum(1 for kind, _, _ in entries if kind in ("slice", "none")) + spare
+
+
+def _result_bdim(index: Any, ndim: int) -> int:
+    """The batch axis of ``x[(slice(None), *index)]`` for a batch axis in front of ``x``:
+    it stays in front unless NumPy moves the (non-consecutive) advanced axes before it."""
+    layout = _layout(index, ndim)
+    return len(layout.shape) if layout is not None and layout.first else 0
+
+
+# Batching: the batch axis goes in front and the index gets a leading full slice. A slice is
+# not an advanced index, so NumPy places the advanced axes as it does per example (and in
+# front of the batch axis when it puts them first).
 def _getitem_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
-    x, d = values[0], dims[0]
-    out = getitem_p.bind(_to_back(x, d), index=_spell_out_ellipsis(index, len(shape_of(x)) - 1))
-    return out, len(shape_of(out)) - 1
+    x = _batching.to_front(values[0], dims[0])
+    ndim = len(shape_of(x)) - 1
+    out = getitem_p.bind(x, index=(slice(None), *_parts(index)))
+    return out, _result_bdim(index, ndim)
 
 
 def _untake_batch(values: Any, dims: Any, *, index: Any, shape: tuple[int, ...]) -> tuple[Any, int]:
     ct, d = values[0], dims[0]
     size = shape_of(ct)[d]
-    index = _spell_out_ellipsis(index, len(shape))
-    return untake_p.bind(_to_back(ct, d), index=index, shape=(*shape, size)), len(shape)
+    bdim = _result_bdim(index, len(shape))
+    ct = ct if d == bdim else _shape.moveaxis(ct, d, bdim)
+    return untake_p.bind(ct, index=(slice(None), *_parts(index)), shape=(size, *shape)), 0
 
 
 defbatch(getitem_p, _getitem_batch)
@@ -96,13 +181,192 @@ def _plain_index(index: Any) -> Any:
 
 
 def getitem(x: ArrayLike, index: Any) -> Array:
-    """``x[index]`` for basic, fancy (repeated indices accumulate), and boolean indices."""
-    return getitem_p.bind(x, index=_plain_index(index))  # type: ignore[no-any-return]
+    """``x[index]`` for basic, fancy (repeated indices accumulate), and boolean indices.
+
+    Index arrays that vary along a ``vmap`` batch go through ``gather`` (see below).
+    """
+    template, operands = _traced_index(index)
+    if operands:
+        return gather_p.bind(x, *operands, index=template)  # type: ignore[no-any-return]
+    return getitem_p.bind(x, index=_plain_index(template))  # type: ignore[no-any-return]
 
 
 def untake(ct: ArrayLike, index: Any, shape: tuple[int, ...]) -> Array:
     """Zeros of ``shape`` with ``ct`` added at ``index`` (the transpose of ``getitem``)."""
-    return untake_p.bind(ct, index=index, shape=shape)  # type: ignore[no-any-return]
+    template, operands = _traced_index(index)
+    if operands:
+        return scatter_add_p.bind(ct, *operands, index=template, shape=shape)  # type: ignore[no-any-return]
+    return untake_p.bind(ct, index=_plain_index(template), shape=shape)  # type: ignore[no-any-return]
+
+
+# ---- index arrays that vary along a vmap batch: gather and its transpose scatter_add ---------
+def _hides_batch_axis(value: Tracer) -> bool:
+    """Whether a traced value stands for several examples of a ``vmap`` (its plain value has
+    more axes than it shows). Otherwise its plain value *is* its value: an index array of an
+    outer ``jvp``/``vjp`` level carries no derivative, and is used as is."""
+    return bool(np.shape(concrete(value)) != value.shape)
+
+
+def _traced_index(index: Any) -> tuple[Any, list[Any]]:
+    """``index`` with each batched index array replaced by a ``_Slot`` and the batched arrays
+    (the operands of ``gather``/``scatter_add``) listed; no operands for a plain index."""
+    operands: list[Any] = []
+
+    def entry(p: Any) -> Any:
+        if isinstance(p, list) and any(isinstance(e, Tracer) for e in p):
+            p = _shape.asarray(p)
+        if not isinstance(p, Tracer) or not _hides_batch_axis(p):
+            return p
+        if dtype_of(p) == np.bool_:
+            raise IndexError(
+                "x[mask] with a boolean mask that differs between the examples of a vmap: the "
+                "per-example results would have different shapes. Use "
+                "tnp.where(mask, x, 0) (or a reduction weighted by the mask) instead."
+            )
+        operands.append(p)
+        return _Slot(len(operands) - 1)
+
+    if isinstance(index, tuple):
+        return tuple(entry(p) for p in index), operands
+    return entry(index), operands
+
+
+def _fill(index: Any, arrays: Any) -> Any:
+    return tuple(arrays[p.k] if isinstance(p, _Slot) else p for p in _parts(index))
+
+
+def _gather_impl(x: Any, *arrays: Any, index: Any) -> Any:
+    return np.asarray(x)[_fill(index, arrays)]
+
+
+def _scatter_add_impl(ct: Any, *arrays: Any, index: Any, shape: tuple[int, ...]) -> Any:
+    out = np.zeros(shape, dtype=np.result_type(ct))
+    np.add.at(out, _fill(index, arrays), ct)
+    return out
+
+
+gather_p = Primitive("gather", _gather_impl)
+scatter_add_p = Primitive("scatter_add", _scatter_add_impl)
+
+
+def _gather_jvp(tangents: Any, ans: Any, x: Any, *arrays: Any, index: Any) -> Any:
+    t = tangents[0]
+    return _shape.zeros_like(ans) if t is None else gather_p.bind(t, *arrays, index=index)
+
+
+def _scatter_add_jvp(
+    tangents: Any, ans: Any, ct: Any, *arrays: Any, index: Any, shape: tuple[int, ...]
+) -> Any:
+    t = tangents[0]
+    if t is None:
+        return _shape.zeros_like(ans)
+    return scatter_add_p.bind(t, *arrays, index=index, shape=shape)
+
+
+def _gather_vjp(argnum: int, ans: Any, x: Any, *arrays: Any, index: Any) -> Any:
+    if argnum:  # an index array: no derivative
+        return lambda ct: _shape.zeros_like(arrays[argnum - 1])
+    shape = shape_of(x)
+    return lambda ct: scatter_add_p.bind(ct, *arrays, index=index, shape=shape)
+
+
+def _scatter_add_vjp(
+    argnum: int, ans: Any, ct: Any, *arrays: Any, index: Any, shape: tuple[int, ...]
+) -> Any:
+    if argnum:
+        return lambda ct_out: _shape.zeros_like(arrays[argnum - 1])
+    return lambda ct_out: gather_p.bind(ct_out, *arrays, index=index)
+
+
+defjvp_joint(gather_p, _gather_jvp)
+defjvp_joint(scatter_add_p, _scatter_add_jvp)
+defvjp_argnum(gather_p, _gather_vjp)
+defvjp_argnum(scatter_add_p, _scatter_add_vjp)
+
+
+def _batched_index(
+    index: Any, ndim: int, arrays: Any, dims: Any, size: int
+) -> tuple[Any, list[Any], _Layout]:
+    """The index of the batched operand (batch axis in front) that does per example what
+    ``index`` does: an ``arange`` over the batch, then each advanced entry with a batch axis
+    (its own, or a broadcast one) in front of its per-example axes, aligned to their common
+    rank. Its advanced axes always come first: ``(batch, *advanced, *basic)``."""
+    slot_shapes = [
+        shape_of(a) if d is None else shape_of(a)[:d] + shape_of(a)[d + 1 :]
+        for a, d in zip(arrays, dims, strict=True)
+    ]
+    layout = _layout(index, ndim, slot_shapes)
+    assert layout is not None  # a gather has at least one index array
+    rank = len(layout.shape)
+
+    parts: list[Any] = [np.arange(size).reshape((size,) + (1,) * rank)]
+    operands: list[Any] = []
+    spare = ndim - sum(_entry(p, slot_shapes)[1] for p in _parts(index))
+    for p in _parts(index):
+        if p is Ellipsis:
+            parts.extend([slice(None)] * spare)
+        elif isinstance(p, _Slot):
+            a, d, s = arrays[p.k], dims[p.k], slot_shapes[p.k]
+            if d is None:
+                a = _shape.reshape(a, (1,) * (rank + 1 - len(s)) + s)
+            else:
+                a = _shape.reshape(_batching.to_front(a, d), (size,) + (1,) * (rank - len(s)) + s)
+            parts.append(_Slot(len(operands)))
+            operands.append(a)
+        elif _is_bool_scalar(p):
+            raise IndexError("a 0-d boolean index next to batched index arrays is not supported")
+        elif isinstance(p, (np.ndarray, list)):
+            a = np.asarray(p)
+            for b in np.nonzero(a) if a.dtype == np.bool_ else (a,):
+                parts.append(b.reshape((1,) * (rank + 1 - b.ndim) + b.shape))
+        else:  # int, slice, None
+            parts.append(p)
+    return tuple(parts), operands, layout
+
+
+def _from_batched_order(layout: _Layout) -> list[int]:
+    """The permutation from ``(batch, *advanced, *basic)`` to the per-example order with the
+    batch axis in front."""
+    rank, n = len(layout.shape), layout.ndim
+    if layout.first:
+        return list(range(n + 1))
+    basic = list(range(1 + rank, 1 + n))
+    at = layout.position
+    return [0, *basic[:at], *range(1, 1 + rank), *basic[at:]]
+
+
+def _gather_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
+    size = _batching.axis_size(values, dims)
+    x, dx = values[0], dims[0]
+    ndim = len(shape_of(x)) - (dx is not None)
+    parts, operands, layout = _batched_index(index, ndim, values[1:], dims[1:], size)
+    if dx is None:
+        x = _shape.broadcast_to(x, (size, *shape_of(x)))
+    else:
+        x = _batching.to_front(x, dx)
+    out = gather_p.bind(x, *operands, index=parts)
+    perm = _from_batched_order(layout)
+    return (out if perm == sorted(perm) else _shape.transpose(out, perm)), 0
+
+
+def _scatter_add_batch(
+    values: Any, dims: Any, *, index: Any, shape: tuple[int, ...]
+) -> tuple[Any, int]:
+    size = _batching.axis_size(values, dims)
+    ct, dct = values[0], dims[0]
+    parts, operands, layout = _batched_index(index, len(shape), values[1:], dims[1:], size)
+    if dct is None:
+        ct = _shape.broadcast_to(ct, (size, *shape_of(ct)))
+    else:
+        ct = _batching.to_front(ct, dct)
+    perm = _from_batched_order(layout)
+    if perm != sorted(perm):
+        ct = _shape.transpose(ct, [int(i) for i in np.argsort(perm)])
+    return scatter_add_p.bind(ct, *operands, index=parts, shape=(size, *shape)), 0
+
+
+defbatch(gather_p, _gather_batch)
+defbatch(scatter_add_p, _scatter_add_batch)
 
 
 # ---- functional index update: tnp.at(x)[idx].set(v) / .add(v) / .multiply(v) ---------------
@@ -122,25 +386,59 @@ def _index_set_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
     return index_set_p.bind(tx, tv, index=index)
 
 
+def _winning_writes(shape: tuple[int, ...], index: Any) -> Any:
+    """For ``x[index] = v`` with ``x`` of ``shape``: which elements of the selection are
+    written last (NumPy's order), i.e. reach the result; ``None`` when none repeats."""
+    if _is_basic(index):
+        return None
+    selected = np.zeros(shape, dtype=np.int8)[index].shape
+    ids = np.arange(math.prod(selected)).reshape(selected)
+    written = np.full(shape, -1)
+    written[index] = ids
+    winners = written[index] == ids
+    return None if winners.all() else winners
+
+
 def _index_set_vjp(argnum: int, ans: Any, x: Any, v: Any, index: Any) -> Any:
     if argnum == 0:  # the overwritten entries of x do not reach the output
         return lambda ct: index_set_p.bind(ct, 0, index=index)
-    return lambda ct: _shape.unbroadcast(getitem_p.bind(ct, index=index), shape_of(v))
+    # v reaches the output only through the writes that win at a repeated index
+    winners = _winning_writes(shape_of(x), index)
+    if winners is None:
+        return lambda ct: _shape.unbroadcast(getitem_p.bind(ct, index=index), shape_of(v))
+    return lambda ct: _shape.unbroadcast(
+        _where(winners, getitem_p.bind(ct, index=index), 0), shape_of(v)
+    )
+
+
+def _where(condition: Any, x: Any, y: Any) -> Any:
+    from ._arithmetic import where
+
+    return where(condition, x, y)
 
 
 def _index_set_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
+    """Batch axis in front of ``x`` and a leading full slice in the index (as for
+    ``getitem``); ``values`` gets a batch axis where the batched selection has it."""
     (x, v), (dx, dv) = values, dims
-    size = shape_of(x)[dx] if dx is not None else shape_of(v)[dv]
+    size = _batching.axis_size(values, dims)
     if dx is None:
-        x = _shape.broadcast_to(_shape.expand_dims(x, -1), (*shape_of(x), size))
+        x = _shape.broadcast_to(x, (size, *shape_of(x)))
     else:
-        x = _to_back(x, dx)
+        x = _batching.to_front(x, dx)
+    ndim = len(shape_of(x)) - 1
+    bdim = _result_bdim(index, ndim)
+    selected = _out_ndim(index, ndim)
+    v_shape = shape_of(v) if dv is None else shape_of(v)[:dv] + shape_of(v)[dv + 1 :]
+    v_shape = v_shape[max(len(v_shape) - selected, 0) :]  # NumPy drops leading 1s here
+    aligned = (1,) * (selected - len(v_shape)) + v_shape
     if dv is None:
-        v = _shape.expand_dims(v, -1) if len(shape_of(v)) else v
+        if len(v_shape) > selected - bdim:  # v reaches the axes before the batch axis
+            v = _shape.expand_dims(_shape.reshape(v, aligned), bdim)
     else:
-        v = _to_back(v, dv)
-    index = _spell_out_ellipsis(index, len(shape_of(x)) - 1)
-    return index_set_p.bind(x, v, index=index), len(shape_of(x)) - 1
+        v = _shape.reshape(_batching.to_front(v, dv), (size, *aligned))
+        v = v if bdim == 0 else _shape.moveaxis(v, 0, bdim)
+    return index_set_p.bind(x, v, index=(slice(None), *_parts(index))), 0
 
 
 defjvp_joint(index_set_p, _index_set_jvp)
@@ -151,11 +449,13 @@ defbatch(index_set_p, _index_set_batch)
 class _IndexRef:
     """``tnp.at(x)[index]``: the functional updates of ``x`` at ``index``."""
 
-    __slots__ = ("_index", "_x")
+    __slots__ = ("_batched", "_index", "_x")
 
     def __init__(self, x: Any, index: Any) -> None:
         self._x = x
-        self._index = _plain_index(index)
+        _, operands = _traced_index(index)
+        self._index = index if operands else _plain_index(index)
+        self._batched = bool(operands)
 
     def get(self) -> Array:
         """``x[index]``."""
@@ -164,6 +464,12 @@ class _IndexRef:
     def set(self, values: ArrayLike) -> Array:
         """A copy of ``x`` with ``x[index] = values`` (for repeated indices, one write wins,
         as in NumPy)."""
+        if self._batched:
+            raise NotImplementedError(
+                "tnp.at(x)[idx].set(v) with index arrays that differ between the examples of a "
+                "vmap is not supported; .add(v) is (and, for indices that do not repeat, "
+                "tnp.at(x)[idx].add(v - x[idx]) is the same as .set(v))"
+            )
         return index_set_p.bind(self._x, values, index=self._index)  # type: ignore[no-any-return]
 
     def add(self, values: ArrayLike) -> Array:

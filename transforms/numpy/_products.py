@@ -1,5 +1,7 @@
-"""Products: ``matmul`` (``@``) is the primitive; ``dot``, ``outer`` and ``tensordot`` are
-composites of it and of reshapes/transposes, so their derivatives come from those rules.
+"""Products: ``matmul`` (``@``) is the primitive; ``dot``, ``outer``, ``tensordot``,
+``vdot``, ``inner``, ``einsum``, ``kron`` and ``cross`` are composites of it and of
+reshapes/transposes/indexing/``multiply``/``sum``, so their derivatives (of every order, in
+every mode, and their batching) come from those rules.
 
 ``matmul``'s VJP treats 1-d operands as NumPy does (a row vector on the left, a column
 vector on the right), contracts the cotangent with the other operand, and un-broadcasts the
@@ -9,6 +11,7 @@ batch dimensions.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,10 +24,20 @@ from transforms.vjp import defvjp
 
 from ._arithmetic import multiply
 from ._batching import axis_size, materialized, to_front
-from ._define import ndim_of, shape_of
+from ._define import dtype_of, ndim_of, shape_of
 from ._shape import array, broadcast_to, reshape, transpose, unbroadcast
 
-__all__ = ["matmul", "dot", "outer", "tensordot"]
+__all__ = [
+    "matmul",
+    "dot",
+    "outer",
+    "tensordot",
+    "vdot",
+    "inner",
+    "einsum",
+    "kron",
+    "cross",
+]
 
 
 def _swap_last(a: Any) -> Any:
@@ -147,3 +160,336 @@ def outer(a: ArrayLike, b: ArrayLike) -> Array:
     a = array(a) if isinstance(a, (list, tuple)) else a
     b = array(b) if isinstance(b, (list, tuple)) else b
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def _operands(*xs: ArrayLike) -> list[Any]:
+    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
+
+
+def _is_complex(x: Any) -> bool:
+    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
+
+
+def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
+    """Differentiable ``numpy.vdot``: ``sum(conj(a) * b)`` over the flattened operands."""
+    a, b = _operands(a, b)
+    if math.prod(shape_of(a)) != math.prod(shape_of(b)):
+        raise ValueError(
+            f"vdot: cannot reshape array of size {math.prod(shape_of(a))} into shape {shape_of(b)}"
+        )
+    if _is_complex(a):
+        from ._elementwise import conj
+
+        a = conj(a)
+    return matmul(reshape(a, (-1,)), reshape(b, (-1,)))
+
+
+def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
+    """Differentiable ``numpy.inner``: contracts the last axes (``tensordot``); a product for
+    a scalar operand."""
+    a, b = _operands(a, b)
+    if ndim_of(a) == 0 or ndim_of(b) == 0:
+        return multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+# ---- kron -------------------------------------------------------------------------------------
+def kron(a: ArrayLike, b: ArrayLike) -> Array:
+    """Differentiable ``numpy.kron``: interleaved singleton axes, ``multiply``, ``reshape``."""
+    a, b = _operands(a, b)
+    nda, ndb = ndim_of(a), ndim_of(b)
+    if nda == 0 or ndb == 0:
+        return multiply(a, b)
+    nd = max(nda, ndb)
+    a_shape = (1,) * (nd - nda) + shape_of(a)
+    b_shape = (1,) * (nd - ndb) + shape_of(b)
+    a2 = reshape(a, tuple(n for d in a_shape for n in (d, 1)))
+    b2 = reshape(b, tuple(n for d in b_shape for n in (1, d)))
+    return reshape(multiply(a2, b2), tuple(p * q for p, q in zip(a_shape, b_shape, strict=True)))
+
+
+# ---- cross --------------------------------------------------------------------------------------
+def cross(
+    a: ArrayLike,
+    b: ArrayLike,
+    axisa: int = -1,
+    axisb: int = -1,
+    axisc: int = -1,
+    axis: int | None = None,
+) -> Array:
+    """Differentiable ``numpy.cross`` of 3-vectors (and NumPy's deprecated 2-vectors), with
+    ``axisa``/``axisb``/``axisc``/``axis``: component products, ``stack``, ``moveaxis``."""
+    from . import _indexing, _shape
+
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = _operands(a, b)
+    if ndim_of(a) < 1 or ndim_of(b) < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = _shape.moveaxis(a, _normalize_axis(axisa, ndim_of(a), "axisa"), -1)
+    b = _shape.moveaxis(b, _normalize_axis(axisb, ndim_of(b), "axisb"), -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if na == 2 or nb == 2:
+        warnings.warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional "
+            "vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def part(x: Any, i: int) -> Any:
+        return _indexing.getitem(x, (Ellipsis, i))
+
+    a0, a1, b0, b1 = part(a, 0), part(a, 1), part(b, 0), part(b, 1)
+    if na == 2 and nb == 2:
+        z: Array = a0 * b1 - a1 * b0
+        return z
+    batch = np.broadcast_shapes(shape_of(a)[:-1], shape_of(b)[:-1])
+    if na == 3 and nb == 3:
+        a2, b2 = part(a, 2), part(b, 2)
+        c = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
+    elif na == 2:  # a2 = 0
+        b2 = part(b, 2)
+        c = [a1 * b2, -(a0 * b2), a0 * b1 - a1 * b0]
+    else:  # b2 = 0
+        a2 = part(a, 2)
+        c = [-(a2 * b1), a2 * b0, a0 * b1 - a1 * b0]
+    out = _shape.stack([broadcast_to(ci, batch) for ci in c], axis=-1)
+    return _shape.moveaxis(out, -1, _normalize_axis(axisc, len(batch) + 1, "axisc"))
+
+
+def _normalize_axis(axis: int, ndim: int, name: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(
+            f"{name}: axis {axis} is out of bounds for array of dimension {ndim}"
+        )
+    return axis % ndim
+
+
+# ---- einsum ------------------------------------------------------------------------------------
+# Labels are ints: a letter is its code point, the k-th broadcast (ellipsis) axis counted from
+# the right is -1 - k. Each operand first takes its repeated-label diagonals and sums labels
+# that nothing else uses; operands are then contracted left to right, two at a time, as one
+# batched ``matmul`` (batch = shared labels still needed, contracted = shared labels no longer
+# needed, the rest free); the result is summed and transposed to the output labels.
+Labels = list[int]
+
+
+def _parse_term(term: str, ndim: int, where: str) -> Labels:
+    if "." in term:
+        if term.count("...") != 1 or term.replace("...", "").count(".") != 0:
+            raise ValueError(f"einsum: invalid ellipsis in subscripts {term!r} ({where})")
+        left, right = term.split("...")
+        n_ell = ndim - len(left) - len(right)
+        if n_ell < 0:
+            raise ValueError(
+                f"einsum: {where} has {ndim} dimensions but subscripts {term!r} need more"
+            )
+        return (
+            [ord(c) for c in left]
+            + [-1 - k for k in reversed(range(n_ell))]
+            + [ord(c) for c in right]
+        )
+    if len(term) != ndim:
+        raise ValueError(
+            f"einsum: {where} has {ndim} dimensions but subscripts {term!r} name {len(term)}"
+        )
+    return [ord(c) for c in term]
+
+
+def _check_letters(term: str) -> None:
+    for c in term.replace("...", ""):
+        if not c.isalpha():
+            raise ValueError(f"einsum: invalid subscript {c!r} in einstein sum subscripts string")
+
+
+def _parse_einsum(subscripts: str, ndims: Sequence[int]) -> tuple[list[Labels], Labels]:
+    subscripts = subscripts.replace(" ", "")
+    explicit = "->" in subscripts
+    lhs, rhs = subscripts.split("->") if explicit else (subscripts, "")
+    terms = lhs.split(",")
+    if len(terms) != len(ndims):
+        raise ValueError(f"einsum: {len(terms)} operand subscripts for {len(ndims)} operands")
+    for term in (*terms, rhs):
+        _check_letters(term)
+    inputs = [
+        _parse_term(t, n, f"operand {i}") for i, (t, n) in enumerate(zip(terms, ndims, strict=True))
+    ]
+    n_ell = max((sum(lab < 0 for lab in labels) for labels in inputs), default=0)
+    if explicit:
+        if "." in rhs:
+            left, right = rhs.split("...")
+            output = [ord(c) for c in left] + [-1 - k for k in reversed(range(n_ell))]
+            output += [ord(c) for c in right]
+        else:
+            output = [ord(c) for c in rhs]
+            if n_ell:
+                raise ValueError(
+                    "output has more dimensions than subscripts given in einstein sum, but no "
+                    "'...' ellipsis provided to broadcast the extra dimensions."
+                )
+        if len(set(output)) != len(output):
+            raise ValueError(f"einsum: output subscript {rhs!r} repeats a label")
+        used = {lab for labels in inputs for lab in labels}
+        for lab in output:
+            if lab not in used:
+                raise ValueError(
+                    f"einsum: output subscript {chr(lab) if lab > 0 else '...'!r} does not "
+                    "appear in the input"
+                )
+    else:
+        counts: dict[int, int] = {}
+        for labels in inputs:
+            for lab in labels:
+                counts[lab] = counts.get(lab, 0) + 1
+        output = [-1 - k for k in reversed(range(n_ell))]
+        output += sorted(lab for lab, c in counts.items() if c == 1 and lab > 0)
+    return inputs, output
+
+
+def _take_diagonals(x: Any, labels: Labels) -> tuple[Any, Labels]:
+    """Repeated labels of one operand: keep the diagonal (``'ii->i'``)."""
+    from . import _indexing, _shape
+
+    while len(set(labels)) != len(labels):
+        lab = next(lab for lab in labels if labels.count(lab) > 1)
+        positions = [i for i, l2 in enumerate(labels) if l2 == lab][:2]
+        first, second = positions
+        n = shape_of(x)[first]
+        if shape_of(x)[second] != n:
+            raise ValueError(
+                f"dimensions in operand for collapsing index '{chr(lab)}' don't match "
+                f"({n} != {shape_of(x)[second]})"
+            )
+        x = _shape.moveaxis(x, (first, second), (0, 1))
+        rest = [l2 for i, l2 in enumerate(labels) if i not in (first, second)]
+        r = np.arange(n)
+        x = _indexing.getitem(x, (r, r))
+        labels = [lab, *rest]
+    return x, labels
+
+
+def _sum_out(x: Any, labels: Labels, keep: set[int]) -> tuple[Any, Labels]:
+    from . import _reductions
+
+    axes = tuple(i for i, lab in enumerate(labels) if lab not in keep)
+    if not axes:
+        return x, labels
+    return _reductions.sum(x, axis=axes), [lab for lab in labels if lab in keep]
+
+
+def _contract_pair(
+    a: Any, la: Labels, b: Any, lb: Labels, keep: set[int], sizes: dict[int, int]
+) -> tuple[Any, Labels]:
+    """Contract two operands over their shared labels that ``keep`` does not need."""
+    a, la = _sum_out(a, la, keep | set(lb))
+    b, lb = _sum_out(b, lb, keep | set(la))
+    batch = [lab for lab in la if lab in lb and lab in keep]
+    summed = [lab for lab in la if lab in lb and lab not in keep]
+    a_free = [lab for lab in la if lab not in lb]
+    b_free = [lab for lab in lb if lab not in la]
+    a_shape = dict(zip(la, shape_of(a), strict=True))
+    b_shape = dict(zip(lb, shape_of(b), strict=True))
+    # a contracted label of size 1 on one side broadcasts against the other side
+    if any(a_shape[lab] != sizes[lab] for lab in summed):
+        a = broadcast_to(a, tuple(sizes[lab] if lab in summed else a_shape[lab] for lab in la))
+    if any(b_shape[lab] != sizes[lab] for lab in summed):
+        b = broadcast_to(b, tuple(sizes[lab] if lab in summed else b_shape[lab] for lab in lb))
+    k = math.prod(sizes[lab] for lab in summed)
+    fa = math.prod(a_shape[lab] for lab in a_free)
+    fb = math.prod(b_shape[lab] for lab in b_free)
+    a2 = transpose(a, [la.index(lab) for lab in batch + a_free + summed])
+    b2 = transpose(b, [lb.index(lab) for lab in batch + summed + b_free])
+    a2 = reshape(a2, tuple(a_shape[lab] for lab in batch) + (fa, k))
+    b2 = reshape(b2, tuple(b_shape[lab] for lab in batch) + (k, fb))
+    out = matmul(a2, b2)
+    batch_shape = shape_of(out)[:-2]
+    out_shape = (
+        batch_shape + tuple(a_shape[lab] for lab in a_free) + tuple(b_shape[lab] for lab in b_free)
+    )
+    return reshape(out, out_shape), batch + a_free + b_free
+
+
+def _interleaved(args: Sequence[Any]) -> tuple[str, list[Any]]:
+    """``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])`` as a subscripts string."""
+    rest = list(args)
+    out_term = rest.pop() if len(rest) % 2 == 1 else None
+    operands, terms = rest[0::2], rest[1::2]
+
+    def letters(sub: Sequence[Any]) -> str:
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            else:
+                i = int(s)
+                if not 0 <= i < 52:
+                    raise ValueError(f"einsum: subscript {i} is not in [0, 52)")
+                out.append(chr(ord("A") + i) if i < 26 else chr(ord("a") + i - 26))
+        return "".join(out)
+
+    subscripts = ",".join(letters(t) for t in terms)
+    if out_term is not None:
+        subscripts += "->" + letters(out_term)
+    return subscripts, operands
+
+
+def einsum(*operands: Any, out: None = None, optimize: Any = False, **kwargs: Any) -> Array:
+    """Differentiable ``numpy.einsum``: a subscripts string (with ``...`` broadcasting and
+    implicit output) or the interleaved ``(op, sublist, ..., [sublistout])`` form.
+
+    A composite: per-operand diagonals (indexing) and sums, then left-to-right pairwise
+    contractions, each one batched ``matmul`` of transposed/reshaped operands. ``optimize`` is
+    accepted and ignored (the pairwise order is already matmul-based); ``dtype``/``casting``
+    are applied to the operands first (``astype``).
+    """
+    from . import _shape
+
+    if out is not None:
+        raise TypeError("tnp.einsum: out= is not supported (arrays are values)")
+    del optimize
+    if not operands:
+        raise ValueError("No input operands")
+    if isinstance(operands[0], str):
+        subscripts, xs = operands[0], list(operands[1:])
+    else:
+        subscripts, xs = _interleaved(operands)
+    xs = _operands(*xs)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("casting", None)
+    kwargs.pop("order", None)
+    if kwargs:
+        raise TypeError(f"einsum: unexpected keyword arguments {sorted(kwargs)}")
+    if dtype is not None:
+        xs = [_shape.astype(x, dtype) for x in xs]
+    inputs, output = _parse_einsum(subscripts, [ndim_of(x) for x in xs])
+    sizes: dict[int, int] = {}
+    for x, labels in zip(xs, inputs, strict=True):
+        for lab, n in zip(labels, shape_of(x), strict=True):
+            if sizes.get(lab, 1) not in (1, n) and n != 1:
+                raise ValueError(
+                    f"einsum: operands could not be broadcast together: label "
+                    f"{chr(lab) if lab > 0 else '...'!r} has sizes {sizes[lab]} and {n}"
+                )
+            sizes[lab] = n if sizes.get(lab, 1) == 1 else sizes[lab]
+    terms = [_take_diagonals(x, list(labels)) for x, labels in zip(xs, inputs, strict=True)]
+    out_set = set(output)
+
+    def needed_after(k: int) -> set[int]:
+        return out_set.union(*(set(lb) for _, lb in terms[k + 1 :]))
+
+    acc, acc_labels = _sum_out(*terms[0], needed_after(0))
+    for k in range(1, len(terms)):
+        acc, acc_labels = _contract_pair(
+            acc, acc_labels, terms[k][0], terms[k][1], needed_after(k), sizes
+        )
+    acc, acc_labels = _sum_out(acc, acc_labels, out_set)
+    # output labels of size 1 missing from the result (ellipsis axes of size 1 never seen)
+    result_shape = dict(zip(acc_labels, shape_of(acc), strict=True))
+    acc = transpose(acc, [acc_labels.index(lab) for lab in output if lab in result_shape])
+    final = tuple(result_shape.get(lab, 1) for lab in output)
+    full = tuple(sizes.get(lab, 1) for lab in output)
+    acc = reshape(acc, final)
+    return broadcast_to(acc, full) if final != full else acc

@@ -1,15 +1,23 @@
-"""Reductions: sum, mean, prod, max, min, with NumPy's ``axis`` and ``keepdims``.
+"""Reductions: sum, mean, prod, max, min, median (primitives) and the composites built on
+them (average, var, std, ptp, trace, logsumexp, the nan-ignoring nan* family), with NumPy's
+``axis`` (int, tuple, negative, None), ``keepdims`` and, where NumPy has it, ``dtype``.
 
 A reduction's VJP broadcasts the cotangent back over the reduced axes (``_expand``). ``max``
 and ``min`` share the derivative equally among ties (autograd's convention), with weights
 computed from primal values: the tie pattern is piecewise constant, so it carries no
-derivative of its own. ``prod`` uses, for each element, the product of the *other*
-elements of its group, built from two exclusive cumulative products; this is exact where
-elements are zero (no division by ``x``) and differentiable to any order.
+derivative of its own. ``median`` does the same with the one or two middle order statistics
+(half each for an even count, as NumPy averages them), each shared among the elements equal
+to it. ``prod`` uses, for each element, the product of the *other* elements of its group,
+built from two exclusive cumulative products; this is exact where elements are zero (no
+division by ``x``) and differentiable to any order.
+
+Conventions at kinks: ``std`` (and ``nanstd``) has derivative 0 where the variance is exactly
+0 (like ``|x|`` at 0), never NaN; the nan* functions give NaN elements a zero derivative.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,15 +25,37 @@ from typing import Any
 import numpy as np
 
 from transforms.batch import defbatch
-from transforms.core import Array, ArrayLike, Primitive
+from transforms.core import Array, ArrayLike, Primitive, concrete
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
 from . import _indexing, _shape
-from ._batching import reduction_rule
-from ._define import dtype_of, normalize_axes, shape_of
+from ._batching import reduction_rule, to_front
+from ._define import dtype_of, nondifferentiable, normalize_axes, shape_of
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin"]
+__all__ = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "average",
+    "var",
+    "std",
+    "ptp",
+    "median",
+    "trace",
+    "logsumexp",
+    "nansum",
+    "nanprod",
+    "nanmean",
+    "nanmax",
+    "nanmin",
+    "nanvar",
+    "nanstd",
+]
 
 Axis = int | Sequence[int] | None
 
@@ -41,6 +71,11 @@ def _operand(a: ArrayLike) -> Any:
     return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
+def _no_out(name: str, out: object) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported: transformed arrays are values")
+
+
 # ---- sum ---------------------------------------------------------------------------------
 sum_p = Primitive("sum", lambda x, axes, keepdims: np.sum(x, axis=axes, keepdims=keepdims))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
@@ -48,8 +83,11 @@ defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, shape_of(x),
 defbatch(sum_p, reduction_rule(sum_p))
 
 
-def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
+def sum(
+    a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
+) -> Array:
     """Differentiable ``numpy.sum``."""
+    _no_out("sum", out)
     a = _operand(a)
     if dtype is not None:
         a = _shape.astype(a, dtype)
@@ -57,8 +95,11 @@ def sum(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool = 
     return sum_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
 
 
-def mean(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
+def mean(
+    a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
+) -> Array:
     """Differentiable ``numpy.mean`` (a composite: ``sum`` divided by the count)."""
+    _no_out("mean", out)
     a = _operand(a)
     shape = shape_of(a)
     if not np.issubdtype(dtype_of(a), np.inexact) and dtype is None:
@@ -117,8 +158,11 @@ defvjp(prod_p, _prod_vjp)
 defbatch(prod_p, reduction_rule(prod_p))
 
 
-def prod(a: ArrayLike, axis: Axis = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
+def prod(
+    a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
+) -> Array:
     """Differentiable ``numpy.prod`` (exact derivative where elements are zero)."""
+    _no_out("prod", out)
     a = _operand(a)
     if dtype is not None:
         a = _shape.astype(a, dtype)
@@ -164,15 +208,17 @@ max_p = _extremum("max", np.max)
 min_p = _extremum("min", np.min)
 
 
-def max(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
+def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.max``; tied maxima share the derivative equally."""
+    _no_out("max", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
     return max_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
 
 
-def min(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
+def min(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.min``; tied minima share the derivative equally."""
+    _no_out("min", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
     return min_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
@@ -180,3 +226,433 @@ def min(a: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> Array:
 
 amax = max
 amin = min
+
+
+# ---- median: the middle order statistic(s), ties sharing their weight ----------------------
+def _median_weights_impl(x: Any, axes: tuple[int, ...]) -> Any:
+    """Weights (same shape as ``x``) that pick the median of each reduction group.
+
+    An odd count weighs the middle order statistic 1; an even count weighs each of the two
+    middle ones 1/2 (NumPy averages them). Each order statistic's weight is shared equally
+    by the elements equal to it, so the weights do not depend on how a sort breaks ties.
+    A NaN order statistic (NumPy's median is NaN there) gives no element a weight.
+    """
+    x = np.asarray(x)
+    dtype = x.real.dtype if np.issubdtype(x.dtype, np.inexact) else np.dtype(np.float64)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = kept + list(axes)
+    group = math.prod(x.shape[i] for i in axes)
+    y = np.transpose(x, perm).reshape(tuple(x.shape[i] for i in kept) + (group,))
+    w = np.zeros(y.shape, dtype=dtype)
+    if group:
+        ordered = np.sort(y, axis=-1)
+        middle = {(group - 1) // 2, group // 2}
+        for k in middle:
+            hits = y == ordered[..., k : k + 1]
+            count = hits.sum(axis=-1, keepdims=True)
+            share = np.divide(1.0 / len(middle), count, where=count > 0, out=np.zeros(count.shape))
+            w += hits * share.astype(dtype)
+    w = w.reshape(tuple(x.shape[i] for i in perm))
+    return np.transpose(w, [int(i) for i in np.argsort(perm)])
+
+
+median_weights_p = nondifferentiable("median_weights", _median_weights_impl)
+defbatch(
+    median_weights_p,
+    lambda values, dims, axes: (
+        median_weights_p.bind(to_front(values[0], dims[0]), axes=tuple(a + 1 for a in axes)),
+        0,
+    ),
+)
+
+median_p = Primitive("median", lambda x, axes, keepdims: np.median(x, axis=axes, keepdims=keepdims))
+defjvp(
+    median_p,
+    lambda t, ans, x, axes, keepdims: sum_p.bind(
+        t * median_weights_p.bind(x, axes=axes), axes=axes, keepdims=keepdims
+    ),
+)
+
+
+def _median_vjp(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    weights = median_weights_p.bind(x, axes=axes)
+    return lambda ct: _expand(ct, shape_of(x), axes, keepdims) * weights
+
+
+defvjp(median_p, _median_vjp)
+defbatch(median_p, reduction_rule(median_p))
+
+
+def median(
+    a: ArrayLike,
+    axis: Axis = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Array:
+    """Differentiable ``numpy.median``.
+
+    The derivative goes to the middle element (odd count) or half to each of the two middle
+    elements (even count, as NumPy averages them); elements tied with a middle value share
+    its weight equally (like tied maxima in ``max``).
+    """
+    _no_out("median", out)
+    a = _operand(a)
+    axes = normalize_axes(axis, len(shape_of(a)))
+    return median_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+
+
+def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
+    """Differentiable ``numpy.ptp`` (a composite: ``max - min``, ties sharing)."""
+    _no_out("ptp", out)
+    a = _operand(a)
+    return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
+
+
+# ---- average, var, std ------------------------------------------------------------------------
+def _group_size(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    return math.prod(shape[i] for i in axes)
+
+
+def _abs2(d: Any) -> Any:
+    """``|d|**2`` as ``d * d`` for real ``d`` (exact, smooth at 0); ``Re(d * conj(d))`` for
+    complex ``d`` (real, as NumPy's ``var`` of complex data)."""
+    if not np.issubdtype(dtype_of(d), np.complexfloating):
+        return d * d
+    import transforms.numpy as tnp  # conj/real live in the elementwise family
+
+    return tnp.real(d * tnp.conj(d))
+
+
+def _inexact(a: Any, dtype: Any) -> Any:
+    """``a`` cast to ``dtype``, or to float64 if it is an integer/bool array (as NumPy's
+    ``mean``/``var`` compute)."""
+    if dtype is not None:
+        return _shape.astype(a, dtype)
+    if not np.issubdtype(dtype_of(a), np.inexact):
+        return _shape.astype(a, np.float64)
+    return a
+
+
+def _ddof(ddof: float, correction: float | None) -> float:
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def var(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    correction: float | None = None,
+) -> Array:
+    """Differentiable ``numpy.var`` (a composite: mean of ``|a - mean(a)|**2``).
+
+    ``ddof`` (or its array-API name ``correction``) divides by ``N - ddof``; ``where=`` and
+    ``mean=`` are not supported.
+    """
+    _no_out("var", out)
+    x = _inexact(_operand(a), dtype)
+    axes = normalize_axes(axis, len(shape_of(x)))
+    n = _group_size(shape_of(x), axes)
+    d = x - sum(x, axes, keepdims=True) / n
+    denominator = n - _ddof(ddof, correction)
+    return sum(_abs2(d), axes, keepdims=keepdims) / (denominator if denominator > 0 else 0)
+
+
+def _safe_sqrt(v: Any) -> Any:
+    """``sqrt(v)`` whose derivative is 0, not NaN, where ``v == 0`` exactly.
+
+    ``sqrt``'s derivative is infinite at 0, and a zero tangent times it is NaN. Here the
+    square root is taken only of positive ``v`` (of 1 elsewhere, and discarded), and ``v``
+    that is 0 or NaN passes as itself, 0 as a constant: so no NaN enters either mode, at
+    any order, and a NaN variance whose tangent is 0 (``nanstd`` of an all-NaN group) keeps
+    a zero derivative.
+    """
+    from . import _arithmetic, _elementwise
+
+    positive = _arithmetic.greater(v, 0)
+    root = _elementwise.sqrt(_arithmetic.where(positive, v, 1))
+    rest = _arithmetic.where(_arithmetic.equal(v, 0), 0, v)
+    return _arithmetic.where(positive, root, rest)
+
+
+def std(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    correction: float | None = None,
+) -> Array:
+    """Differentiable ``numpy.std`` (a composite: the square root of ``var``).
+
+    At zero variance (all elements of a group equal) the derivative is 0 (the middle of the
+    one-sided derivatives ``±std(t)``, like ``|x|`` at 0), never NaN.
+    """
+    _no_out("std", out)
+    v = var(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
+    return _safe_sqrt(v)  # type: ignore[no-any-return]
+
+
+def average(
+    a: ArrayLike,
+    axis: Axis = None,
+    weights: ArrayLike | None = None,
+    returned: bool = False,
+    *,
+    keepdims: bool = False,
+) -> Any:
+    """Differentiable ``numpy.average`` (a composite of ``sum`` and ``divide``), in ``a``
+    and in ``weights``.
+
+    With ``returned=True``, returns ``(average, sum_of_weights)``, the latter broadcast to
+    the average's shape, as NumPy does.
+    """
+    a = _operand(a)
+    a_shape = shape_of(a)
+    axes = normalize_axes(axis, len(a_shape))
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        count = _group_size(a_shape, axes)
+        return avg, np.full(shape_of(avg), count, dtype=dtype_of(avg))
+    w = _operand(weights)
+    w_shape = shape_of(w)
+    if w_shape != a_shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        # axes in the order given (NumPy lines weights' axes up with `axis` as written)
+        given = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        order = [int(ax) % len(a_shape) for ax in given]
+        if w_shape != tuple(a_shape[ax] for ax in order):
+            raise ValueError(
+                "Shape of weights must be consistent with shape of a along specified axis."
+            )
+        w = _shape.transpose(w, [int(i) for i in np.argsort(order)]) if len(order) > 1 else w
+        w = _shape.reshape(w, tuple(n if i in axes else 1 for i, n in enumerate(a_shape)))
+    inexact = np.issubdtype(dtype_of(a), np.inexact)
+    dtype = np.result_type(dtype_of(a), dtype_of(w), *(() if inexact else (np.float64,)))
+    if dtype_of(w) != dtype:
+        w = _shape.astype(w, dtype)
+    if dtype_of(a) != dtype:
+        a = _shape.astype(a, dtype)
+    scale = sum(_shape.broadcast_to(w, a_shape), axes, keepdims=keepdims)
+    if np.any(concrete(scale) == 0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = sum(a * w, axes, keepdims=keepdims) / scale
+    if not returned:
+        return avg
+    return avg, _shape.broadcast_to(scale, shape_of(avg))
+
+
+# ---- trace -------------------------------------------------------------------------------------
+def trace(
+    a: ArrayLike,
+    offset: int = 0,
+    axis1: int = 0,
+    axis2: int = 1,
+    dtype: Any = None,
+    out: None = None,
+) -> Array:
+    """Differentiable ``numpy.trace`` (a composite: a strided slice of the flattened matrix
+    axes, then ``sum``; its VJP writes the cotangent back onto the diagonal)."""
+    _no_out("trace", out)
+    a = _operand(a)
+    ndim = len(shape_of(a))
+    if ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    ax1, ax2 = normalize_axes(axis1, ndim)[0], normalize_axes(axis2, ndim)[0]
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    m = _shape.moveaxis(a, (ax1, ax2), (-2, -1))
+    rows, cols = shape_of(m)[-2:]
+    start = offset if offset >= 0 else -offset * cols
+    length = builtins.max(0, builtins.min(rows, cols - offset, rows + offset, cols))
+    flat = _shape.reshape(m, shape_of(m)[:-2] + (rows * cols,))
+    stop = start + (length - 1) * (cols + 1) + 1 if length else start
+    diagonal = _indexing.getitem(flat, (Ellipsis, slice(start, stop, cols + 1)))
+    return sum(diagonal, -1, dtype)
+
+
+# ---- logsumexp ---------------------------------------------------------------------------------
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+) -> Any:
+    """``log(sum(b * exp(a)))`` over ``axis``, numerically stable (``scipy.special.logsumexp``).
+
+    A composite: ``m + log(sum(b * exp(a - m)))`` with ``m = max(a)`` (infinite maxima
+    replaced by 0). ``m``'s own derivative cancels exactly in the formula, so the result's
+    derivative is the softmax-weighted sum, whatever ``max`` does at ties. ``b`` (scale
+    factors, broadcast against ``a``) is differentiable too. With ``return_sign=True``,
+    returns ``(log|s|, sign(s))``; otherwise a negative ``s`` gives NaN. Real inputs.
+    """
+    from . import _arithmetic, _elementwise, _nondiff
+
+    a = _operand(a)
+    if b is not None:
+        b = _operand(b)
+        target = np.broadcast_shapes(shape_of(a), shape_of(b))
+        a = _shape.broadcast_to(a, target)
+    axes = normalize_axes(axis, len(shape_of(a)))
+    m = max(a, axes, keepdims=True)
+    m = _arithmetic.where(_nondiff.isfinite(m), m, 0)
+    e = _elementwise.exp(a - m)
+    if b is not None:
+        e = e * b
+    s = sum(e, axes, keepdims=keepdims)
+    if not keepdims:
+        m = _shape.reshape(m, shape_of(s))
+    if not return_sign:
+        return _elementwise.log(s) + m
+    return _elementwise.log(_elementwise.abs(s)) + m, _elementwise.sign(s)
+
+
+# ---- nan-ignoring reductions: NaNs replaced by a neutral value (zero derivative there) --------
+def _nan_filled(a: Any, fill: float) -> tuple[Any, Any]:
+    """``a`` with NaNs replaced by ``fill`` (by ``where``: no derivative reaches them), and
+    the NaN mask; ``None`` mask for integer/bool data, which holds no NaN."""
+    from . import _arithmetic, _nondiff
+
+    if not np.issubdtype(dtype_of(a), np.inexact):
+        return a, None
+    mask = _nondiff.isnan(a)
+    return _arithmetic.where(mask, fill, a), mask
+
+
+def _nan_count(a: Any, mask: Any, axes: tuple[int, ...], keepdims: bool, dtype: Any) -> Any:
+    """The number of non-NaN elements of each group, in the (floating) ``dtype``."""
+    from . import _nondiff
+
+    if mask is None:
+        return _group_size(shape_of(a), axes)
+    present = _shape.astype(_nondiff.logical_not(mask), np.intp)
+    return _shape.astype(sum(present, axes, keepdims=keepdims), dtype)
+
+
+def nansum(
+    a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
+) -> Array:
+    """Differentiable ``numpy.nansum`` (a composite: NaNs replaced by 0, then ``sum``)."""
+    _no_out("nansum", out)
+    filled, _ = _nan_filled(_operand(a), 0)
+    return sum(filled, axis, dtype, keepdims=keepdims)
+
+
+def nanprod(
+    a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
+) -> Array:
+    """Differentiable ``numpy.nanprod`` (a composite: NaNs replaced by 1, then ``prod``)."""
+    _no_out("nanprod", out)
+    filled, _ = _nan_filled(_operand(a), 1)
+    return prod(filled, axis, dtype, keepdims=keepdims)
+
+
+def nanmean(
+    a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
+) -> Array:
+    """Differentiable ``numpy.nanmean`` (a composite: ``nansum`` over the non-NaN count).
+    An all-NaN group gives NaN, as in NumPy (without its warning), with zero derivative."""
+    _no_out("nanmean", out)
+    a = _inexact(_operand(a), dtype)
+    filled, mask = _nan_filled(a, 0)
+    axes = normalize_axes(axis, len(shape_of(a)))
+    total = sum(filled, axes, keepdims=keepdims)
+    count = _nan_count(a, mask, axes, keepdims, dtype_of(total))
+    return _divide_by_count(total, count, mask)  # type: ignore[no-any-return]
+
+
+def _divide_by_count(total: Any, count: Any, mask: Any) -> Any:
+    """``total / count``, NaN (with zero derivative, and no warning) where ``count <= 0``."""
+    from . import _arithmetic
+
+    if mask is None:  # a plain count of every element
+        return total / (count if count > 0 else 0)
+    positive = _arithmetic.greater(count, 0)
+    return _arithmetic.where(positive, total / _arithmetic.where(positive, count, 1), np.nan)
+
+
+def _nan_extremum(reduce: Any, fill: float, a: Any, axis: Axis, keepdims: bool) -> Any:
+    from . import _arithmetic, _nondiff
+
+    a = _operand(a)
+    filled, mask = _nan_filled(a, fill)
+    result = reduce(filled, axis, keepdims=keepdims)
+    if mask is None:
+        return result
+    axes = normalize_axes(axis, len(shape_of(a)))
+    all_nan = _nondiff.all(mask, axes, keepdims=keepdims)
+    return _arithmetic.where(all_nan, np.nan, result)
+
+
+def nanmax(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
+    """Differentiable ``numpy.nanmax`` (a composite: NaNs replaced by ``-inf``, then ``max``;
+    an all-NaN group gives NaN). Tied maxima share the derivative."""
+    _no_out("nanmax", out)
+    return _nan_extremum(max, -np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
+
+
+def nanmin(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
+    """Differentiable ``numpy.nanmin`` (a composite: NaNs replaced by ``inf``, then ``min``;
+    an all-NaN group gives NaN). Tied minima share the derivative."""
+    _no_out("nanmin", out)
+    return _nan_extremum(min, np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
+
+
+def nanvar(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    correction: float | None = None,
+) -> Array:
+    """Differentiable ``numpy.nanvar`` (a composite, like ``var`` over the non-NaN elements;
+    a group with no more than ``ddof`` of them gives NaN, as in NumPy)."""
+    from . import _arithmetic
+
+    _no_out("nanvar", out)
+    a = _inexact(_operand(a), dtype)
+    filled, mask = _nan_filled(a, 0)
+    axes = normalize_axes(axis, len(shape_of(a)))
+    count = _nan_count(a, mask, axes, True, dtype_of(filled))
+    d = filled - _divide_by_count(sum(filled, axes, keepdims=True), count, mask)
+    if mask is not None:
+        d = _arithmetic.where(mask, 0, d)
+    squares = sum(_abs2(d), axes, keepdims=keepdims)
+    dof = count - _ddof(ddof, correction)
+    if not keepdims and mask is not None:
+        dof = _shape.reshape(dof, shape_of(squares))
+    return _divide_by_count(squares, dof, mask)  # type: ignore[no-any-return]
+
+
+def nanstd(
+    a: ArrayLike,
+    axis: Axis = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: float = 0,
+    keepdims: bool = False,
+    *,
+    correction: float | None = None,
+) -> Array:
+    """Differentiable ``numpy.nanstd`` (a composite: the square root of ``nanvar``; derivative
+    0 where the variance is exactly 0, as for ``std``)."""
+    _no_out("nanstd", out)
+    v = nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
+    return _safe_sqrt(v)  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.jvp import defjvp, defjvp_joint
 from transforms.vjp import defvjp, defvjp_argnum
 
-from . import _batching, _indexing, _reductions
+from . import _batching, _elementwise, _indexing, _reductions
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
 
 __all__ = [
@@ -219,7 +219,20 @@ defjvp_joint(stack_p, lambda ts, ans, *xs, axis: stack_p.bind(*_fill_zeros(ts, x
 
 def _stack_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[Any], Any]:
     index = (slice(None),) * axis + (argnum,)
-    return lambda ct: _indexing.getitem(ct, index)
+    dtype = dtype_of(xs[argnum])
+    return lambda ct: _cast_back(_indexing.getitem(ct, index), dtype)
+
+
+def _cast_back(ct: Any, dtype: np.dtype[Any]) -> Any:
+    """A cotangent in its operand's dtype (a float32 operand joined with float64 ones; the
+    real part for a real operand joined with complex ones)."""
+    if dtype_of(ct) == dtype or not np.issubdtype(dtype, np.inexact):
+        return ct
+    if np.issubdtype(dtype_of(ct), np.complexfloating) and not np.issubdtype(
+        dtype, np.complexfloating
+    ):
+        ct = _elementwise.real(ct)
+    return ct if dtype_of(ct) == dtype else astype(ct, dtype)
 
 
 defvjp_argnum(stack_p, _stack_vjp)
@@ -251,7 +264,8 @@ defjvp_joint(
 def _concatenate_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[Any], Any]:
     start = sum(shape_of(x)[axis] for x in xs[:argnum])
     index = (slice(None),) * axis + (slice(start, start + shape_of(xs[argnum])[axis]),)
-    return lambda ct: _indexing.getitem(ct, index)
+    dtype = dtype_of(xs[argnum])
+    return lambda ct: _cast_back(_indexing.getitem(ct, index), dtype)
 
 
 defvjp_argnum(concatenate_p, _concatenate_vjp)
@@ -303,7 +317,18 @@ def asarray(a: Any, dtype: Any = None) -> Array:
 # ---- dtype conversion ---------------------------------------------------------------------
 astype_p = Primitive("astype", lambda x, dtype: np.asarray(x).astype(dtype))
 defjvp(astype_p, lambda t, ans, x, dtype: astype_p.bind(t, dtype=dtype))
-defvjp(astype_p, lambda ans, x, dtype: lambda ct: astype_p.bind(ct, dtype=dtype_of(x)))
+
+
+def _astype_vjp(ans: Any, x: Any, dtype: Any) -> Callable[[Any], Any]:
+    """Cast the cotangent back; from a complex result to a real input, its real part (the
+    transpose of the real-to-complex embedding under the pairing Re(sum(a * b)))."""
+    real_input = not np.issubdtype(dtype_of(x), np.complexfloating)
+    if real_input and np.issubdtype(np.dtype(dtype), np.complexfloating):
+        return lambda ct: astype_p.bind(_elementwise.real(ct), dtype=dtype_of(x))
+    return lambda ct: astype_p.bind(ct, dtype=dtype_of(x))
+
+
+defvjp(astype_p, _astype_vjp)
 _astype_nondiff_p = nondifferentiable(
     "astype_to_integer", lambda x, dtype: np.asarray(x).astype(dtype)
 )

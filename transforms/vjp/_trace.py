@@ -67,7 +67,7 @@ class VJPTrace(Trace[VJPTracer]):
         primals = [
             a._primal
             if type(a) is VJPTracer and a._trace is self
-            else (self.guard.protect(a) if type(a) is np.ndarray else a)
+            else (self.guard.protect(a) if isinstance(a, np.ndarray) else a)
             for a in args
         ]
         ans = primitive.bind(*primals, **params)
