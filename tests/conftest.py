@@ -11,7 +11,7 @@ _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.f
 
 settings.register_profile("dev", max_examples=15, deadline=None)
 settings.register_profile(
-    "ci", max_examples=40, deadline=None, derandomize=True, suppress_health_check=_SLOW_IS_FINE
+    "ci", max_examples=25, deadline=None, derandomize=True, suppress_health_check=_SLOW_IS_FINE
 )
 settings.register_profile(
     "long", max_examples=2000, deadline=None, suppress_health_check=_SLOW_IS_FINE
