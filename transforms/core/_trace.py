@@ -166,7 +166,11 @@ class Tracer:
         raise DerivativeDroppedError("complex()", self._trace.name)
 
     def __array__(self, dtype: object = None, copy: object = None) -> NoReturn:
-        raise DerivativeDroppedError("np.asarray()/np.array()", self._trace.name)
+        raise DerivativeDroppedError(
+            "np.asarray()/np.array() (also reached when a plain NumPy array's method, e.g. "
+            "ndarray.dot, or NumPy indexing is given a traced argument: use tnp.dot / tnp.take)",
+            self._trace.name,
+        )
 
     def item(self) -> Any:
         """The primal value as a Python scalar. Drops the derivative, on purpose."""
