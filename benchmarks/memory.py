@@ -10,12 +10,12 @@ Run from the repository root: ``python -m benchmarks.memory`` (about a minute;
    a 0-d array (two primitives per step with Python-float operands), and ``sin`` on a (10,)
    array (residuals of 80 bytes of data each).
 2. **Mutation protection.** Reverse mode protects every user-owned array a rule may read in
-   the backward pass (``transforms/vjp/_protect.py``): arrays up to 64 KiB are copied once
-   per trace, larger ones are made read-only until the pullback is released. Timed: ``grad``
+   the backward pass (``transforms/vjp/_protect.py``) with a read-only copy, taken once per
+   array per trace. Timed: ``grad``
    of an MLP loss whose weights are (a) closed-over constants, (b) differentiated arguments
    (``argnums``), and (c) closed-over constants with the protection switched off (the
    unsafe baseline, by patching ``Guard.protect`` to the identity): (a) - (c) is the cost of
-   the protection. Two sizes: small weights (copied) and large weights (locked).
+   the protection. Two sizes: small and large weights.
 
 Timing: each workload is calibrated to batches of at least ``--target`` seconds; rounds run
 every workload of a group once (interleaved, the order rotating), GC off inside a batch; the
@@ -197,12 +197,9 @@ def main(argv: Sequence[str] = ()) -> int:
         print(f"   {name:<34}{peak:>13.0f} B/node{held:>14.0f} B/node")
 
     print("\n2. Cost of the mutation protection: grad of an MLP loss (16 -> w -> w -> 1, batch 32)")
-    print(
-        f"   copy limit: {_protect.COPY_LIMIT:,} bytes (smaller arrays are copied, larger locked)"
-    )
     for width, label in (
-        (32, "small weights (w = 32, w2 is 8 KB: copied)"),
-        (256, "large weights (w = 256, w2 is 512 KB: locked)"),
+        (32, "small weights (w = 32, w2 is 8 KB)"),
+        (256, "large weights (w = 256, w2 is 512 KB)"),
     ):
         times = time_group(mutation_workloads(width), args.rounds, args.target)
         base = times["constants, protection off (unsafe)"]
