@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, settings
 
 _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
-settings.register_profile("dev", max_examples=15, deadline=None)
+settings.register_profile("dev", max_examples=15, deadline=None, derandomize=True)
 settings.register_profile(
     "ci", max_examples=25, deadline=None, derandomize=True, suppress_health_check=_SLOW_IS_FINE
 )
