@@ -30,6 +30,7 @@ __all__ = [
     "is_traced",
     "elementwise",
     "nondifferentiable",
+    "reject_out",
 ]
 
 
@@ -93,3 +94,12 @@ def elementwise(
 def nondifferentiable(name: str, impl: Callable[..., Any]) -> Primitive:
     """A primitive whose result carries no derivative: interpreters evaluate it on primals."""
     return Primitive(name, impl, differentiable=False)
+
+
+def reject_out(name: str, out: object) -> None:
+    """NumPy's ``out=`` cannot hold a traced result: refuse it, naming the function."""
+    if out is not None:
+        raise TypeError(
+            f"transforms.numpy.{name}: out= is not supported (a transformed result cannot be "
+            "written into an array); use the returned array"
+        )

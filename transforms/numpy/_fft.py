@@ -35,7 +35,7 @@ from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
 from . import _indexing, _shape
-from ._define import dtype_of, shape_of
+from ._define import dtype_of, reject_out, shape_of
 
 __all__ = [
     "fft",
@@ -105,14 +105,6 @@ def _check_norm(norm: object) -> NormName:
     if norm not in _NORMS:
         raise ValueError(f'Invalid norm value {norm}; should be "backward","ortho" or "forward".')
     return _NORMS[norm]
-
-
-def _check_out(out: object, name: str) -> None:
-    if out is not None:
-        raise TypeError(
-            f"transforms.numpy.fft.{name}: out= is not supported (a traced result cannot be "
-            "written into an array); use the returned array"
-        )
 
 
 def _operand(a: ArrayLike) -> Any:
@@ -375,7 +367,7 @@ def fft(
         >>> T.grad(lambda x: tnp.real(tnp.fft.fft(x))[1])(np.zeros(4))  # doctest: +SKIP
         array([ 1.,  0., -1.,  0.])
     """
-    _check_out(out, "fft")
+    reject_out("fft.fft", out)
     return _c2c(a, _one(n), [axis], norm, False)  # type: ignore[no-any-return]
 
 
@@ -383,7 +375,7 @@ def ifft(
     a: ArrayLike, n: int | None = None, axis: int = -1, norm: Norm = None, out: None = None
 ) -> Array:
     """Differentiable ``numpy.fft.ifft`` (its transpose is itself, with the same ``norm``)."""
-    _check_out(out, "ifft")
+    reject_out("fft.ifft", out)
     return _c2c(a, _one(n), [axis], norm, True)  # type: ignore[no-any-return]
 
 
@@ -395,7 +387,7 @@ def fft2(
     out: None = None,
 ) -> Array:
     """Differentiable ``numpy.fft.fft2``."""
-    _check_out(out, "fft2")
+    reject_out("fft.fft2", out)
     return _c2c(a, s, axes, norm, False)  # type: ignore[no-any-return]
 
 
@@ -407,7 +399,7 @@ def ifft2(
     out: None = None,
 ) -> Array:
     """Differentiable ``numpy.fft.ifft2``."""
-    _check_out(out, "ifft2")
+    reject_out("fft.ifft2", out)
     return _c2c(a, s, axes, norm, True)  # type: ignore[no-any-return]
 
 
@@ -419,7 +411,7 @@ def fftn(
     out: None = None,
 ) -> Array:
     """Differentiable ``numpy.fft.fftn`` (a repeated axis is transformed repeatedly)."""
-    _check_out(out, "fftn")
+    reject_out("fft.fftn", out)
     return _c2c(a, s, axes, norm, False)  # type: ignore[no-any-return]
 
 
@@ -431,7 +423,7 @@ def ifftn(
     out: None = None,
 ) -> Array:
     """Differentiable ``numpy.fft.ifftn``."""
-    _check_out(out, "ifftn")
+    reject_out("fft.ifftn", out)
     return _c2c(a, s, axes, norm, True)  # type: ignore[no-any-return]
 
 
@@ -440,7 +432,7 @@ def rfft(
 ) -> Array:
     """Differentiable ``numpy.fft.rfft`` of a real input: the ``n//2+1`` non-negative
     frequencies."""
-    _check_out(out, "rfft")
+    reject_out("fft.rfft", out)
     return _r2c(a, _one(n), [axis], norm)  # type: ignore[no-any-return]
 
 
@@ -450,7 +442,7 @@ def irfft(
     """Differentiable ``numpy.fft.irfft``: ``n`` (default ``2 * (m - 1)``) real points from
     a half spectrum. The imaginary parts of the zero (and, ``n`` even, Nyquist) frequency
     are ignored, so they get a zero derivative."""
-    _check_out(out, "irfft")
+    reject_out("fft.irfft", out)
     return _c2r(a, _one(n), [axis], norm)  # type: ignore[no-any-return]
 
 
@@ -462,7 +454,7 @@ def rfft2(
     out: None = None,
 ) -> Array:
     """Differentiable ``numpy.fft.rfft2``."""
-    _check_out(out, "rfft2")
+    reject_out("fft.rfft2", out)
     return _r2c(a, s, axes, norm)  # type: ignore[no-any-return]
 
 
@@ -474,7 +466,7 @@ def irfft2(
     out: None = None,
 ) -> Array:
     """Differentiable ``numpy.fft.irfft2``."""
-    _check_out(out, "irfft2")
+    reject_out("fft.irfft2", out)
     return _c2r(a, s, axes, norm)  # type: ignore[no-any-return]
 
 
@@ -487,7 +479,7 @@ def rfftn(
 ) -> Array:
     """Differentiable ``numpy.fft.rfftn``: ``rfft`` along the last of ``axes``, ``fft``
     along the others."""
-    _check_out(out, "rfftn")
+    reject_out("fft.rfftn", out)
     return _r2c(a, s, axes, norm)  # type: ignore[no-any-return]
 
 
@@ -500,7 +492,7 @@ def irfftn(
 ) -> Array:
     """Differentiable ``numpy.fft.irfftn``: ``ifft`` along all but the last of ``axes``,
     ``irfft`` along the last."""
-    _check_out(out, "irfftn")
+    reject_out("fft.irfftn", out)
     return _c2r(a, s, axes, norm)  # type: ignore[no-any-return]
 
 

@@ -22,7 +22,7 @@ from transforms.core import Array, ArrayLike, Primitive, Tracer
 
 from . import _shape
 from ._batching import axis_size, elementwise_rule, materialized, reduction_rule, to_front
-from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
+from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, reject_out, shape_of
 
 __all__ = [
     "logical_and",
@@ -167,16 +167,11 @@ def _one_axis(axis: int | None, ndim: int) -> int | None:
     return None if axis is None else normalize_axes(axis, ndim)[0]
 
 
-def _no_out(name: str, out: object) -> None:
-    if out is not None:
-        raise TypeError(f"{name}: out= is not supported: transformed arrays are values")
-
-
 def argmax(
     a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False
 ) -> Array:
     """``numpy.argmax`` (no derivative)."""
-    _no_out("argmax", out)
+    reject_out("argmax", out)
     a = _operand(a)
     return argmax_p.bind(  # type: ignore[no-any-return]
         a, axis=_one_axis(axis, ndim_of(a)), keepdims=keepdims
@@ -187,7 +182,7 @@ def argmin(
     a: ArrayLike, axis: int | None = None, out: None = None, *, keepdims: bool = False
 ) -> Array:
     """``numpy.argmin`` (no derivative)."""
-    _no_out("argmin", out)
+    reject_out("argmin", out)
     a = _operand(a)
     return argmin_p.bind(  # type: ignore[no-any-return]
         a, axis=_one_axis(axis, ndim_of(a)), keepdims=keepdims
@@ -367,7 +362,7 @@ def all(
     a: ArrayLike, axis: int | Sequence[int] | None = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """``numpy.all`` (no derivative)."""
-    _no_out("all", out)
+    reject_out("all", out)
     a = _operand(a)
     return all_p.bind(  # type: ignore[no-any-return]
         a, axes=normalize_axes(axis, ndim_of(a)), keepdims=keepdims
@@ -378,7 +373,7 @@ def any(
     a: ArrayLike, axis: int | Sequence[int] | None = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """``numpy.any`` (no derivative)."""
-    _no_out("any", out)
+    reject_out("any", out)
     a = _operand(a)
     return any_p.bind(  # type: ignore[no-any-return]
         a, axes=normalize_axes(axis, ndim_of(a)), keepdims=keepdims

@@ -31,7 +31,7 @@ from transforms.vjp import defvjp
 
 from . import _indexing, _shape
 from ._batching import reduction_rule, to_front
-from ._define import dtype_of, nondifferentiable, normalize_axes, shape_of
+from ._define import dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
 
 __all__ = [
     "sum",
@@ -71,11 +71,6 @@ def _operand(a: ArrayLike) -> Any:
     return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
-def _no_out(name: str, out: object) -> None:
-    if out is not None:
-        raise TypeError(f"{name}: out= is not supported: transformed arrays are values")
-
-
 # ---- sum ---------------------------------------------------------------------------------
 sum_p = Primitive("sum", lambda x, axes, keepdims: np.sum(x, axis=axes, keepdims=keepdims))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
@@ -87,7 +82,7 @@ def sum(
     a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """Differentiable ``numpy.sum``."""
-    _no_out("sum", out)
+    reject_out("sum", out)
     a = _operand(a)
     if dtype is not None:
         a = _shape.astype(a, dtype)
@@ -99,7 +94,7 @@ def mean(
     a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """Differentiable ``numpy.mean`` (a composite: ``sum`` divided by the count)."""
-    _no_out("mean", out)
+    reject_out("mean", out)
     a = _operand(a)
     shape = shape_of(a)
     if not np.issubdtype(dtype_of(a), np.inexact) and dtype is None:
@@ -162,7 +157,7 @@ def prod(
     a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """Differentiable ``numpy.prod`` (exact derivative where elements are zero)."""
-    _no_out("prod", out)
+    reject_out("prod", out)
     a = _operand(a)
     if dtype is not None:
         a = _shape.astype(a, dtype)
@@ -210,7 +205,7 @@ min_p = _extremum("min", np.min)
 
 def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.max``; tied maxima share the derivative equally."""
-    _no_out("max", out)
+    reject_out("max", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
     return max_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
@@ -218,7 +213,7 @@ def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
 
 def min(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.min``; tied minima share the derivative equally."""
-    _no_out("min", out)
+    reject_out("min", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
     return min_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
@@ -296,7 +291,7 @@ def median(
     elements (even count, as NumPy averages them); elements tied with a middle value share
     its weight equally (like tied maxima in ``max``).
     """
-    _no_out("median", out)
+    reject_out("median", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
     return median_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
@@ -304,7 +299,7 @@ def median(
 
 def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.ptp`` (a composite: ``max - min``, ties sharing)."""
-    _no_out("ptp", out)
+    reject_out("ptp", out)
     a = _operand(a)
     return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
 
@@ -357,7 +352,7 @@ def var(
     ``ddof`` (or its array-API name ``correction``) divides by ``N - ddof``; ``where=`` and
     ``mean=`` are not supported.
     """
-    _no_out("var", out)
+    reject_out("var", out)
     x = _inexact(_operand(a), dtype)
     axes = normalize_axes(axis, len(shape_of(x)))
     n = _group_size(shape_of(x), axes)
@@ -398,7 +393,7 @@ def std(
     At zero variance (all elements of a group equal) the derivative is 0 (the middle of the
     one-sided derivatives ``±std(t)``, like ``|x|`` at 0), never NaN.
     """
-    _no_out("std", out)
+    reject_out("std", out)
     v = var(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
     return _safe_sqrt(v)  # type: ignore[no-any-return]
 
@@ -466,7 +461,7 @@ def trace(
 ) -> Array:
     """Differentiable ``numpy.trace`` (a composite: a strided slice of the flattened matrix
     axes, then ``sum``; its VJP writes the cotangent back onto the diagonal)."""
-    _no_out("trace", out)
+    reject_out("trace", out)
     a = _operand(a)
     ndim = len(shape_of(a))
     if ndim < 2:
@@ -547,7 +542,7 @@ def nansum(
     a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """Differentiable ``numpy.nansum`` (a composite: NaNs replaced by 0, then ``sum``)."""
-    _no_out("nansum", out)
+    reject_out("nansum", out)
     filled, _ = _nan_filled(_operand(a), 0)
     return sum(filled, axis, dtype, keepdims=keepdims)
 
@@ -556,7 +551,7 @@ def nanprod(
     a: ArrayLike, axis: Axis = None, dtype: Any = None, out: None = None, keepdims: bool = False
 ) -> Array:
     """Differentiable ``numpy.nanprod`` (a composite: NaNs replaced by 1, then ``prod``)."""
-    _no_out("nanprod", out)
+    reject_out("nanprod", out)
     filled, _ = _nan_filled(_operand(a), 1)
     return prod(filled, axis, dtype, keepdims=keepdims)
 
@@ -566,7 +561,7 @@ def nanmean(
 ) -> Array:
     """Differentiable ``numpy.nanmean`` (a composite: ``nansum`` over the non-NaN count).
     An all-NaN group gives NaN, as in NumPy (without its warning), with zero derivative."""
-    _no_out("nanmean", out)
+    reject_out("nanmean", out)
     a = _inexact(_operand(a), dtype)
     filled, mask = _nan_filled(a, 0)
     axes = normalize_axes(axis, len(shape_of(a)))
@@ -601,14 +596,14 @@ def _nan_extremum(reduce: Any, fill: float, a: Any, axis: Axis, keepdims: bool) 
 def nanmax(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.nanmax`` (a composite: NaNs replaced by ``-inf``, then ``max``;
     an all-NaN group gives NaN). Tied maxima share the derivative."""
-    _no_out("nanmax", out)
+    reject_out("nanmax", out)
     return _nan_extremum(max, -np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
 
 
 def nanmin(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.nanmin`` (a composite: NaNs replaced by ``inf``, then ``min``;
     an all-NaN group gives NaN). Tied minima share the derivative."""
-    _no_out("nanmin", out)
+    reject_out("nanmin", out)
     return _nan_extremum(min, np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
 
 
@@ -626,7 +621,7 @@ def nanvar(
     a group with no more than ``ddof`` of them gives NaN, as in NumPy)."""
     from . import _arithmetic
 
-    _no_out("nanvar", out)
+    reject_out("nanvar", out)
     a = _inexact(_operand(a), dtype)
     filled, mask = _nan_filled(a, 0)
     axes = normalize_axes(axis, len(shape_of(a)))
@@ -653,6 +648,6 @@ def nanstd(
 ) -> Array:
     """Differentiable ``numpy.nanstd`` (a composite: the square root of ``nanvar``; derivative
     0 where the variance is exactly 0, as for ``std``)."""
-    _no_out("nanstd", out)
+    reject_out("nanstd", out)
     v = nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
     return _safe_sqrt(v)  # type: ignore[no-any-return]

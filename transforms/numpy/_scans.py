@@ -25,18 +25,13 @@ from transforms.vjp import defvjp
 
 from . import _indexing, _shape
 from ._batching import to_front
-from ._define import dtype_of, ndim_of, normalize_axes, shape_of
+from ._define import dtype_of, ndim_of, normalize_axes, reject_out, shape_of
 
 __all__ = ["cumsum", "cumprod", "diff", "gradient"]
 
 
 def _operand(a: ArrayLike) -> Any:
     return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
-
-
-def _no_out(name: str, out: object) -> None:
-    if out is not None:
-        raise TypeError(f"{name}: out= is not supported: transformed arrays are values")
 
 
 def _along(axis: int, ndim: int, part: slice) -> tuple[slice, ...]:
@@ -61,7 +56,7 @@ def _prepared(
     name: str, a: ArrayLike, axis: int | None, dtype: Any, out: object
 ) -> tuple[Any, int]:
     """The operand (flattened for ``axis=None``, cast to ``dtype``) and its scan axis."""
-    _no_out(name, out)
+    reject_out(name, out)
     a = _operand(a)
     if dtype is not None:
         a = _shape.astype(a, dtype)
