@@ -250,6 +250,40 @@ class Tracer:
     def __rmatmul__(self, other: ArrayLike) -> Array:
         return operators["matmul"](other, self)
 
+    # Boolean masks and integer arithmetic (no derivative): `(x > 0) & (x < 1)` under vmap.
+    def __and__(self, other: ArrayLike) -> Any:
+        return operators["bitwise_and"](self, other)
+
+    def __rand__(self, other: ArrayLike) -> Any:
+        return operators["bitwise_and"](other, self)
+
+    def __or__(self, other: ArrayLike) -> Any:
+        return operators["bitwise_or"](self, other)
+
+    def __ror__(self, other: ArrayLike) -> Any:
+        return operators["bitwise_or"](other, self)
+
+    def __xor__(self, other: ArrayLike) -> Any:
+        return operators["bitwise_xor"](self, other)
+
+    def __rxor__(self, other: ArrayLike) -> Any:
+        return operators["bitwise_xor"](other, self)
+
+    def __invert__(self) -> Any:
+        return operators["invert"](self)
+
+    def __floordiv__(self, other: ArrayLike) -> Any:
+        return operators["floor_divide"](self, other)
+
+    def __rfloordiv__(self, other: ArrayLike) -> Any:
+        return operators["floor_divide"](other, self)
+
+    def all(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+        return operators["all"](self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+        return operators["any"](self, axis=axis, keepdims=keepdims)
+
     def __lt__(self, other: ArrayLike) -> Any:
         return operators["less"](self, other)
 

@@ -65,6 +65,13 @@ def install(namespace: ModuleType) -> None:
         argmin=namespace.argmin,
         argsort=namespace.argsort,
         nonzero=namespace.nonzero,
+        bitwise_and=namespace.bitwise_and,
+        bitwise_or=namespace.bitwise_or,
+        bitwise_xor=namespace.bitwise_xor,
+        invert=namespace.invert,
+        floor_divide=namespace.floor_divide,
+        all=namespace.all,
+        any=namespace.any,
     )
     table: dict[Any, Callable[..., Any]] = {}
     for ours, theirs in ((namespace, np), (linalg, np.linalg), (fft, np.fft)):
