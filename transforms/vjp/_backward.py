@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._trace import Node
+from ._trace import Node, Slot
 
 __all__ = ["backward"]
 
@@ -52,12 +52,12 @@ def backward(outputs: Sequence[tuple[Node, Any]], inputs: Sequence[Node]) -> lis
 
 def _accumulate(cts: dict[Node, Any], node: Node, ct: Any) -> None:
     previous = cts.get(node)
-    if previous is None:
+    if type(ct) is Slot:  # into the node of a multiple-results primitive: a list, None = 0
+        if previous is None:
+            previous = cts[node] = [None] * ct.n
+        held = previous[ct.k]
+        previous[ct.k] = ct.ct if held is None else held + ct.ct
+    elif previous is None:
         cts[node] = ct
-    elif type(ct) is tuple:  # the node of a multiple-results primitive; None is a zero
-        cts[node] = tuple(
-            p if c is None else (c if p is None else p + c)
-            for p, c in zip(previous, ct, strict=True)
-        )
     else:
         cts[node] = previous + ct
