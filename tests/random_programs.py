@@ -59,7 +59,9 @@ from hypothesis import strategies as st
 from op_specs import OP_SPECS, OpSpec
 from strategies import REAL, Domain, Shape, axes_arg, seeds
 
+import transforms as T
 import transforms.numpy as tnp
+from transforms.core import Tracer
 
 __all__ = [
     "BRANCH",
@@ -310,11 +312,17 @@ class Program:
     def _run(self, xs: Sequence[Any], vectorized: bool) -> Any:
         if len(xs) != self.n_inputs:
             raise TypeError(f"this program takes {self.n_inputs} inputs, got {len(xs)}")
-        values: list[Any] = list(xs)
+        # on NumPy values, a 0-d result is a NumPy scalar: keep 0-d arrays, as generation did
+        values: list[Any] = [np.asarray(x) if isinstance(x, np.generic) else x for x in xs]
         for node in self.nodes[self.n_inputs :]:
             fn = node.vectorized_fn if vectorized and node.vectorized_fn is not None else node.fn
-            value = fn(*(values[a] for a in node.args))
-            # on NumPy values, a 0-d result is a NumPy scalar: keep it an array, as generation did
+            args = [values[a] for a in node.args]
+            try:
+                value = fn(*args)
+            except (T.DerivativeDroppedError, TypeError) as e:
+                if not _refuses_plain_method(e, args):
+                    raise
+                value = fn(*_lift(args))
             values.append(np.asarray(value) if isinstance(value, np.generic) else value)
         return values[-1]
 
@@ -352,6 +360,25 @@ class Program:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(repr(self))
+
+
+def _refuses_plain_method(error: BaseException, args: Sequence[Any]) -> bool:
+    """Some operands are plain ndarrays while others are traced: under ``vmap``, those that
+    depend only on unbatched inputs; under every transform, the results of functions with a
+    zero derivative (``tnp.sign`` returns a plain array). A row calling a method of such an
+    operand with a traced argument (``c.dot(y)``, ``c.clip(lo, hi)``) is raw NumPy on a traced
+    value, which transforms refuses with a clear error (NumPy's methods do not dispatch; JAX
+    refuses too). Such a refusal, and only it, is retried with the plain operands lifted."""
+    mixed = any(isinstance(a, Tracer) for a in args) and any(
+        isinstance(a, np.ndarray) for a in args
+    )
+    return mixed and "transforms.numpy" in str(error)
+
+
+def _lift(args: Sequence[Any]) -> list[Any]:
+    """Plain ndarrays made traced (batched) without changing their values."""
+    zero = 0.0 * tnp.sum(next(a for a in args if isinstance(a, Tracer)))
+    return [a + zero if isinstance(a, np.ndarray) else a for a in args]
 
 
 # ---- building a program ----------------------------------------------------------------------

@@ -34,7 +34,7 @@ from transforms.core import current_traces
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
 LONG_PROGRAMS = 10_000
-EXAMPLES = {"dev": 12, "ci": 150, "long": LONG_PROGRAMS}.get(PROFILE, 12)
+EXAMPLES = {"dev": 12, "ci": 300, "long": LONG_PROGRAMS}.get(PROFILE, 12)
 
 _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 

@@ -7,7 +7,7 @@ from ._api import jvp as jvp
 from ._api import value_and_grad as value_and_grad
 from ._api import vjp as vjp
 from ._check import check_grads as check_grads
-from ._custom import checkpoint as checkpoint
+from ._checkpoint import checkpoint as checkpoint
 from ._custom import custom_jvp as custom_jvp
 from ._custom import custom_vjp as custom_vjp
 from ._custom import stop_gradient as stop_gradient

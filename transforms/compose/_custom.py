@@ -1,5 +1,5 @@
-"""User-defined derivative rules (``custom_jvp``, ``custom_vjp``), ``checkpoint`` and
-``stop_gradient``: each is a primitive whose rules call the user's functions.
+"""User-defined derivative rules (``custom_jvp``, ``custom_vjp``) and ``stop_gradient``: each
+is a primitive whose rules call the user's functions.
 
 Every rule here is written with transforms (``jvp_flat``, ``vjp_flat``, ``vmap``) and
 ``transforms.numpy``, so a custom rule is itself differentiable and batchable:
@@ -16,7 +16,6 @@ The missing direction is derived, not refused:
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar
 
@@ -31,10 +30,10 @@ from transforms.numpy import zeros_like
 from transforms.numpy._batching import elementwise_rule
 from transforms.vjp import defvjp, defvjp_argnum
 
-from ._core_transforms import jvp_flat, vjp_flat
+from ._core_transforms import vjp_flat
 from ._vmap import vmap
 
-__all__ = ["custom_jvp", "custom_vjp", "checkpoint", "stop_gradient"]
+__all__ = ["custom_jvp", "custom_vjp", "stop_gradient"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -312,92 +311,6 @@ class custom_vjp(Generic[P, R]):
         return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
             *dynamic, fun=call, fwd=fwd, bwd=bwd, memo=_Residuals(), name=name
         )
-
-
-# ---- checkpoint: recompute the forward pass during the backward pass ------------------------
-def _checkpoint_impl(*args: Any, fun: Callable[..., Any]) -> Any:
-    return fun(*args)
-
-
-checkpoint_call_p = Primitive("checkpoint_call", _checkpoint_impl)
-
-
-def _of_some(fun: Any, args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:
-    """``fun`` as a function of the arguments at ``positions``, the others held fixed."""
-
-    def partial(*xs: Any) -> Any:
-        full = list(args)
-        for i, x in zip(positions, xs, strict=True):
-            full[i] = x
-        return fun(*full)
-
-    return partial
-
-
-def _checkpoint_jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Any) -> Any:
-    live = [i for i, t in enumerate(tangents) if t is not None]
-    primals, live_tangents = [args[i] for i in live], [tangents[i] for i in live]
-    return jvp_flat(_of_some(fun, args, live), primals, live_tangents, False, "checkpoint")[1]
-
-
-def _closure_arrays(fun: Any) -> list[np.ndarray[Any, Any]]:
-    """The ndarrays a function closes over or has as defaults (one level deep)."""
-    while isinstance(fun, functools.partial):
-        fun = fun.func
-    cells = [c.cell_contents for c in getattr(fun, "__closure__", None) or () if c is not None]
-    values = cells + list(getattr(fun, "__defaults__", None) or ())
-    return [v for v in values if isinstance(v, np.ndarray)]
-
-
-def _fingerprint(arrays: list[np.ndarray[Any, Any]]) -> list[bytes]:
-    return [hashlib.blake2b(np.ascontiguousarray(a).tobytes()).digest() for a in arrays]
-
-
-def _checkpoint_maker(argnum: int, ans: Any, *args: Any, fun: Any) -> Any:
-    # Only the inputs are kept; the intermediates are recomputed when the cotangent arrives.
-    # The recomputation also reads the function's closure: a closed-over array mutated in
-    # between is detected (fingerprints), never silently used.
-    partial = _of_some(fun, args, [argnum])
-    arrays = _closure_arrays(fun)
-    before = _fingerprint(arrays)
-
-    def pullback(ct: Any) -> Any:
-        if _fingerprint(arrays) != before:
-            raise RuntimeError(
-                "checkpoint: an array the checkpointed function closes over was modified "
-                "between the forward and the backward pass, so recomputing would give a "
-                "wrong derivative; pass it as an argument, or do not mutate it in place"
-            )
-        return vjp_flat(partial, [args[argnum]], False, "checkpoint")[1](ct)[0]
-
-    return pullback
-
-
-defjvp_joint(checkpoint_call_p, _checkpoint_jvp)
-defvjp_argnum(checkpoint_call_p, _checkpoint_maker)
-defbatch(
-    checkpoint_call_p,
-    lambda values, dims, fun: (
-        checkpoint_call_p.bind(*values, fun=vmap(fun, in_axes=tuple(dims))),
-        0,
-    ),
-)
-
-
-def checkpoint(fun: Callable[P, R]) -> Callable[P, R]:
-    """``fun``, but reverse mode keeps only its inputs and recomputes its intermediates in
-    the backward pass: less memory for one more forward evaluation. Numerically invisible.
-
-    Example:
-        >>> layer = checkpoint(lambda x: tnp.tanh(x @ W))  # doctest: +SKIP
-    """
-
-    @functools.wraps(fun)
-    def checkpointed(*args: P.args, **kwargs: P.kwargs) -> R:
-        call = functools.partial(fun, **kwargs) if kwargs else fun
-        return checkpoint_call_p.bind(*args, fun=call)  # type: ignore[no-any-return]
-
-    return checkpointed
 
 
 # ---- stop_gradient --------------------------------------------------------------------------
