@@ -1,6 +1,10 @@
-"""Benchmarks of transforms against plain NumPy and (if installed) HIPS/autograd.
+"""Benchmarks of transforms against plain NumPy and, when installed, autograd, JAX, torch.func.
 
 Run ``python -m benchmarks`` from the repository root; see ``benchmarks/README.md``.
-This package must not import NumPy at import time: the runner (``__main__``) pins BLAS and
-OpenMP to one thread before NumPy is loaded.
+Importing this package pins BLAS/OpenMP/XLA to one thread (``_env.pin_threads``) before any
+submodule loads NumPy, so no module of the package may import NumPy here.
 """
+
+from benchmarks._env import pin_threads
+
+pin_threads()

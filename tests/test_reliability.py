@@ -704,6 +704,34 @@ def test_checkpointed_function_never_reads_a_mutated_constant_silently(holder: s
     _exact_or_detected(lambda: pullback(1.0)[0], np.ones(3))
 
 
+def test_checkpointed_function_rebinding_a_global_or_drawing_random_numbers_raises() -> None:
+    """A recomputation that reads other values than the forward run (a rebound global, or
+    fresh random numbers) would give a wrong derivative: it raises instead."""
+    global _MODULE_WEIGHTS
+    _MODULE_WEIGHTS = np.ones(3)
+    x = np.array([1.0, 2.0, 3.0])
+    _, pullback = T.vjp(T.checkpoint(lambda v: tnp.sum(v * _MODULE_WEIGHTS)), x)
+    _MODULE_WEIGHTS = np.full(3, 5.0)  # rebound, not mutated
+    with pytest.raises(RuntimeError, match=r"checkpoint: .* modified"):
+        pullback(1.0)
+    rng = np.random.default_rng(0)
+    noisy = T.checkpoint(lambda v: tnp.sum(v * rng.standard_normal(3)))
+    with pytest.raises(RuntimeError, match="random numbers"):
+        T.grad(noisy)(x)
+
+
+def test_checkpointed_function_runs_on_plain_values_as_without_checkpoint() -> None:
+    """Watching a run is not differentiating it: on plain values ``float()`` still works, and
+    unchanged constants give exact derivatives at every order."""
+    w = np.array([0.5, 1.5, 2.5])
+    f = T.checkpoint(lambda v: tnp.sum(tnp.sin(v) * w) * float(np.sum(w)))
+    x = np.array([0.1, 0.2, 0.3])
+    close(f(x), np.sum(np.sin(x) * w) * 4.5)
+    g = T.checkpoint(lambda v: tnp.sum(tnp.sin(v) * w))
+    close(T.hessian(g)(x), np.diag(-np.sin(x) * w))
+    close(T.vmap(T.grad(g))(np.stack([x, 2 * x])), np.stack([np.cos(x), np.cos(2 * x)]) * w)
+
+
 def test_custom_vjp_residual_mutated_between_vjp_and_pullback() -> None:
     c = np.ones(3)
 
