@@ -17,7 +17,7 @@ from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.jvp import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
 from transforms.numpy._define import dtype_of, shape_of
-from transforms.vjp import Node, VJPTrace, VJPTracer, backward
+from transforms.vjp import Entry, VJPTrace, backward
 
 from ._args import flatten_inputs
 
@@ -117,23 +117,23 @@ class FlatPullback:
     __slots__ = (
         "__weakref__",
         "_in_tree",
-        "_inputs",
         "_out_avals",
         "_out_tree",
         "_outputs",
         "_primals",
+        "_tape",
     )
 
     def __init__(
         self,
-        inputs: list[Node],
         primals: list[Any],
         in_tree: PyTreeDef,
-        outputs: list[Node | None],
+        outputs: list[int | None],
         out_tree: PyTreeDef,
         out_avals: list[tuple[tuple[int, ...], np.dtype[Any]]],
+        tape: list[Entry],
     ) -> None:
-        self._inputs = inputs
+        self._tape = tape
         self._primals = primals
         self._in_tree = in_tree
         self._outputs = outputs
@@ -163,7 +163,7 @@ class FlatPullback:
             c = _as_cotangent(c, dtype, i)
             if node is not None:
                 seeds.append((node, c))
-        cts = backward(seeds, self._inputs)
+        cts = backward(seeds, len(self._primals), self._tape)
         flat = [
             _array(zeros_like(p) if c is None else c)
             for c, p in zip(cts, self._primals, strict=True)
@@ -182,20 +182,16 @@ def vjp_flat(
     flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:
         try:
-            inputs = [Node((), ()) for _ in flat_p]
-            tracers = [
-                VJPTracer(trace, trace.guard.protect(p) if isinstance(p, np.ndarray) else p, n)
-                for p, n in zip(flat_p, inputs, strict=True)
-            ]
+            tracers = [trace.input(p) for p in flat_p]
             out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
             flat_out, tree_out = tree_flatten(out)
-            outputs = [o.node if trace.owns(o) else None for o in flat_out]
+            outputs = [o.index if trace.owns(o) else None for o in flat_out]
             primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
             aux = strip(aux, trace)
         except BaseException:
             trace.guard.release()
             raise
     avals = [(shape_of(o), dtype_of(o)) for o in primals_out]
-    pullback = FlatPullback(inputs, flat_p, tree_p, outputs, tree_out, avals)
+    pullback = FlatPullback(flat_p, tree_p, outputs, tree_out, avals, trace.tape)
     trace.guard.release()
     return tree_out.unflatten(primals_out), pullback, aux

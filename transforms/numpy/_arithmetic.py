@@ -120,16 +120,37 @@ equal = _comparison("equal", np.equal)
 not_equal = _comparison("not_equal", np.not_equal)
 
 
+def _reverse(operand: Any, ans: Any, term: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The pullback ``ct -> term(ct)`` summed and cast back to ``operand``. Whether that is
+    needed is decided once, at forward time: when the operand already has the result's shape
+    and dtype (the common case), so does ``term(ct)`` and the pullback is just ``term``."""
+    if type(operand) is np.ndarray and type(ans) is np.ndarray:  # the fast, common case
+        same = operand.shape == ans.shape and operand.dtype == ans.dtype
+    else:
+        same = shape_of(operand) == shape_of(ans) and _dtype(operand) == _dtype(ans)
+    if same:
+        return term
+    return lambda ct: _back(term(ct), operand)
+
+
+def _same(ct: Any) -> Any:
+    return ct
+
+
 add_p = Primitive("add", np.add)
 defjvp(add_p, lambda t, ans, x, y: _spread(t, ans), lambda t, ans, x, y: _spread(t, ans))
-defvjp(add_p, lambda ans, x, y: lambda ct: _back(ct, x), lambda ans, x, y: lambda ct: _back(ct, y))
+defvjp(
+    add_p,
+    lambda ans, x, y: _reverse(x, ans, _same),
+    lambda ans, x, y: _reverse(y, ans, _same),
+)
 
 subtract_p = Primitive("subtract", np.subtract)
 defjvp(subtract_p, lambda t, ans, x, y: _spread(t, ans), lambda t, ans, x, y: _spread(-t, ans))
 defvjp(
     subtract_p,
-    lambda ans, x, y: lambda ct: _back(ct, x),
-    lambda ans, x, y: lambda ct: _back(-ct, y),
+    lambda ans, x, y: _reverse(x, ans, _same),
+    lambda ans, x, y: _reverse(y, ans, lambda ct: -ct),
 )
 
 multiply_p = Primitive("multiply", np.multiply)
@@ -138,8 +159,8 @@ defjvp(
 )
 defvjp(
     multiply_p,
-    lambda ans, x, y: lambda ct: _back(ct * y, x),
-    lambda ans, x, y: lambda ct: _back(x * ct, y),
+    lambda ans, x, y: _reverse(x, ans, lambda ct: ct * y),
+    lambda ans, x, y: _reverse(y, ans, lambda ct: x * ct),
 )
 
 divide_p = Primitive("divide", np.true_divide)
@@ -150,8 +171,8 @@ defjvp(
 )
 defvjp(
     divide_p,
-    lambda ans, x, y: lambda ct: _back(ct / y, x),
-    lambda ans, x, y: lambda ct: _back(-ct * ans / y, y),
+    lambda ans, x, y: _reverse(x, ans, lambda ct: ct / y),
+    lambda ans, x, y: _reverse(y, ans, lambda ct: -ct * ans / y),
 )
 
 

@@ -102,7 +102,9 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
 
 def _public(primitive: Primitive, doc: str) -> Callable[[ArrayLike], Array]:
     def fn(x: ArrayLike) -> Array:
-        return primitive.bind(_operand(x))  # type: ignore[no-any-return]
+        if isinstance(x, (list, tuple)):
+            x = _operand(x)
+        return primitive.bind(x)  # type: ignore[no-any-return]
 
     fn.__name__ = fn.__qualname__ = primitive.name
     fn.__doc__ = doc

@@ -7,13 +7,13 @@ from ._rules import VJPMaker as VJPMaker
 from ._rules import defvjp as defvjp
 from ._rules import defvjp_argnum as defvjp_argnum
 from ._rules import has_vjp_rule as has_vjp_rule
-from ._trace import Node as Node
+from ._trace import Entry as Entry
 from ._trace import VJPTrace as VJPTrace
 from ._trace import VJPTracer as VJPTracer
 
 __all__ = [
     "ArgnumVJPMaker",
-    "Node",
+    "Entry",
     "Pullback",
     "VJPMaker",
     "VJPTrace",

@@ -1,10 +1,12 @@
-"""The backward pass: iterative, in reverse topological order, accumulating shared paths.
+"""The backward pass: the trace's tape in reverse, accumulating shared paths.
 
-Nothing here recurses in the depth of the user's program, so a chain of a million
-primitives runs in constant Python stack. A node is processed once all the nodes that use
-it have handed it their cotangent contribution (counted in a first sweep); contributions
-add up with ``+``, which dispatches to the differentiable ``add`` when an outer transform is
-watching, so the backward pass is itself differentiable.
+The tape lists nodes in recording order, so in reverse every node comes after all the
+nodes that use it: by the time it is reached, its cotangent is complete. Nothing recurses
+in the depth of the user's program (a chain of a million primitives runs in constant
+Python stack), and there is no graph search: a node no output reaches has no cotangent and
+costs one list lookup. Contributions add up with ``+``, which dispatches to the
+differentiable ``add`` when an outer transform is watching, so the backward pass is itself
+differentiable.
 """
 
 from __future__ import annotations
@@ -12,52 +14,43 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._trace import Node, Slot
+from ._trace import Entry, Slot
 
 __all__ = ["backward"]
 
 
-def backward(outputs: Sequence[tuple[Node, Any]], inputs: Sequence[Node]) -> list[Any]:
-    """Push the output cotangents back to ``inputs``; ``None`` where no path reaches one."""
-    pending: dict[Node, int] = {}  # how many users of each node have yet to hand it a ct
-    stack = [node for node, _ in outputs]
-    while stack:
-        node = stack.pop()
-        if node in pending:
-            pending[node] += 1
-        else:
-            pending[node] = 1
-            stack.extend(node.parents)
-
-    cts: dict[Node, Any] = {}
-    for node, ct in outputs:
-        _accumulate(cts, node, ct)
-        pending[node] -= 1
-    ready = [node for node in dict.fromkeys(n for n, _ in outputs) if pending[node] == 0]
-    wanted = set(inputs)
-    while ready:
-        node = ready.pop()
-        parents = node.parents
-        if not parents:  # an input, or a constant-free leaf: nothing to push
+def backward(outputs: Sequence[tuple[int, Any]], n_inputs: int, tape: Sequence[Entry]) -> list[Any]:
+    """Push the output cotangents (at tape positions) back to the ``n_inputs`` inputs at the
+    start of ``tape``; ``None`` where no path reaches one."""
+    cts: list[Any] = [None] * len(tape)
+    for index, ct in outputs:
+        _accumulate(cts, index, ct)
+    for i in range(len(tape) - 1, n_inputs - 1, -1):
+        ct = cts[i]
+        if ct is None:
             continue
-        ct = cts[node] if node in wanted else cts.pop(node)
-        for parent, pullback in zip(parents, node.pullbacks, strict=True):
+        cts[i] = None  # release it as soon as it is used
+        parents: Any
+        pullbacks: Any
+        parents, pullbacks = tape[i]
+        if type(parents) is int:  # one parent: never a multiple-results slot
+            contribution = pullbacks(ct)
+            held = cts[parents]
+            cts[parents] = contribution if held is None else held + contribution
+            continue
+        for parent, pullback in zip(parents, pullbacks, strict=True):
             _accumulate(cts, parent, pullback(ct))
-            count = pending[parent] - 1
-            pending[parent] = count
-            if count == 0:
-                ready.append(parent)
-    return [cts.get(node) for node in inputs]
+    return cts[:n_inputs]
 
 
-def _accumulate(cts: dict[Node, Any], node: Node, ct: Any) -> None:
-    previous = cts.get(node)
-    if type(ct) is Slot:  # into the node of a multiple-results primitive: a list, None = 0
+def _accumulate(cts: list[Any], index: int, ct: Any) -> None:
+    previous = cts[index]
+    if type(ct) is Slot:  # into the entry of a multiple-results primitive: a list, None = 0
         if previous is None:
-            previous = cts[node] = [None] * ct.n
+            previous = cts[index] = [None] * ct.n
         held = previous[ct.k]
         previous[ct.k] = ct.ct if held is None else held + ct.ct
     elif previous is None:
-        cts[node] = ct
+        cts[index] = ct
     else:
-        cts[node] = previous + ct
+        cts[index] = previous + ct

@@ -27,14 +27,16 @@ class Guard:
 
     def protect(self, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """A read-only copy of ``array``, safe to read in a later backward pass."""
-        if not array.flags.writeable and array.base is None and array.flags.owndata:
-            return array  # our own copy (or an array nobody can write to)
-        kept = self._copies.get(id(array))
+        kept = self._copies.get(id(array))  # first: an array is usually seen many times
         if kept is not None and kept[0] is array:
             return kept[1]
+        flags = array.flags
+        if not flags.writeable and flags.owndata and array.base is None:
+            return array  # an array nobody can write to (or a copy of another trace)
         copy = array.copy()  # keeps an ndarray subclass
         copy.flags.writeable = False
         self._copies[id(array)] = (array, copy)  # holding `array` keeps its id unique
+        self._copies[id(copy)] = (copy, copy)  # and our copy is known as it comes back
         return copy
 
     def release(self) -> None:

@@ -1,9 +1,11 @@
-"""The reverse-mode interpreter: record, for each primitive, a node that points to its parents.
+"""The reverse-mode interpreter: record, for each primitive, an entry on the trace's tape.
 
-The reverse graph is implicit: a ``Node`` holds its parents and, for each, the closure that
-maps the node's cotangent to that parent's. The closures come from the rule's maker, run at
-forward time, so they hold exactly the forward state their rule needs — never a tracer of
-this trace, which is why a pullback still works after the trace has finished.
+The reverse graph is implicit: a tape entry holds the positions of its parents on the tape
+and, for each, the closure that maps the entry's cotangent to that parent's. The closures
+come from the rule's maker, run at forward time, so they hold exactly the forward state
+their rule needs — never a tracer of this trace, which is why a pullback still works after
+the trace has finished. Entries are plain tuples and parents are list positions: recording
+costs no Python call and the backward pass indexes a list instead of hashing nodes.
 """
 
 from __future__ import annotations
@@ -18,28 +20,25 @@ from transforms.core import NoRuleError, Primitive, Trace, Tracer
 from ._protect import Guard
 from ._rules import _RULES, Pullback, _Argnum
 
-__all__ = ["Node", "Slot", "VJPTrace", "VJPTracer"]
+__all__ = ["Entry", "Slot", "VJPTrace", "VJPTracer"]
 
+Entry = tuple[int, Pullback] | tuple[tuple[int, ...], tuple[Pullback, ...]]
+"""One recorded primitive application: its parent's tape position and pullback, or (with
+several parents, or none for an input) a tuple of each. One parent, the common case, costs
+no extra tuples to record and no ``zip`` to pull back."""
 
-class Node:
-    """One recorded primitive application (or an input, with no parents)."""
-
-    __slots__ = ("parents", "pullbacks")
-
-    def __init__(self, parents: tuple[Node, ...], pullbacks: tuple[Pullback, ...]) -> None:
-        self.parents = parents
-        self.pullbacks = pullbacks
+_INPUT: Entry = ((), ())
 
 
 class VJPTracer(Tracer):
-    """A primal value (one level down) and the node that produced it."""
+    """A primal value (one level down) and the tape position of the entry that produced it."""
 
-    __slots__ = ("_primal", "node")
+    __slots__ = ("_primal", "index")
 
-    def __init__(self, trace: VJPTrace, primal: Any, node: Node) -> None:
+    def __init__(self, trace: VJPTrace, primal: Any, index: int) -> None:
         self._trace = trace
         self._primal = primal
-        self.node = node
+        self.index = index
 
     @property
     def primal(self) -> Any:
@@ -49,61 +48,132 @@ class VJPTracer(Tracer):
 class VJPTrace(Trace[VJPTracer]):
     """One live ``vjp``: records nodes whose closures are made by the VJP makers.
 
+    ``tape`` lists the entries in the order they were recorded, inputs first: an entry comes
+    after every entry it points to, so the backward pass walks it in reverse with no search.
+
     Plain ndarrays reaching a recorded primitive go through ``guard`` (see ``_protect``): a
     closure may read them in a backward pass long after, and the user must not be able to
     change them in between. Whoever owns the recorded graph calls ``guard.release()`` once
     no pullback can run any more.
     """
 
-    __slots__ = ("guard",)
+    __slots__ = ("guard", "tape")
 
     def __init__(self, level: int, name: str = "vjp") -> None:
         super().__init__(level, name)
         self.guard = Guard()
+        self.tape: list[Entry] = []
+
+    def input(self, value: Any) -> VJPTracer:
+        """A new input of this trace (recorded before any primitive reads it)."""
+        if isinstance(value, np.ndarray):
+            value = self.guard.protect(value)
+        self.tape.append(_INPUT)
+        return VJPTracer(self, value, len(self.tape) - 1)
 
     def process_primitive(
         self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
     ) -> object:
-        primals = [
-            a._primal
-            if type(a) is VJPTracer and a._trace is self
-            else (self.guard.protect(a) if isinstance(a, np.ndarray) else a)
-            for a in args
-        ]
-        ans = primitive.bind(*primals, **params)
-        if not primitive.differentiable:
-            return ans
-        rules = _RULES.get(primitive)
+        # The hot path of reverse mode. NumPy is called directly when nothing below can be
+        # traced (the lowest trace: bind has already refused any other trace's tracer); one
+        # argument (then it is this trace's tracer: bind chose this trace for it) takes a
+        # short path; the one-parent entry is recorded without lists.
+        if len(args) == 1 and not primitive.multiple_results:
+            rules: Any = _RULES.get(primitive)
+            if type(rules) is tuple and rules:
+                tracer: Any = args[0]
+                x = tracer._primal
+                ans = (
+                    primitive.impl(x, **params) if self.level == 0 else primitive.bind(x, **params)
+                )
+                if rules[0] is None:
+                    return ans
+                tape = self.tape
+                tape.append((tracer.index, rules[0](ans, x, **params)))
+                return VJPTracer(self, ans, len(tape) - 1)
+        if len(args) == 2 and not primitive.multiple_results:  # one traced operand of two
+            a: Any = args[0]
+            b: Any = args[1]
+            mine_a = type(a) is VJPTracer and a._trace is self
+            if mine_a != (type(b) is VJPTracer and b._trace is self):
+                rules = _RULES.get(primitive)
+                if type(rules) is tuple and len(rules) == 2:
+                    if mine_a:
+                        tracer, i, x = a, 0, a._primal
+                        y = self.guard.protect(b) if isinstance(b, np.ndarray) else b
+                    else:
+                        tracer, i, y = b, 1, b._primal
+                        x = self.guard.protect(a) if isinstance(a, np.ndarray) else a
+                    if self.level == 0:
+                        ans = primitive.impl(x, y, **params)
+                    else:
+                        ans = primitive.bind(x, y, **params)
+                    maker = rules[i]
+                    if maker is None:
+                        return ans
+                    tape = self.tape
+                    tape.append((tracer.index, maker(ans, x, y, **params)))
+                    return VJPTracer(self, ans, len(tape) - 1)
+        primals = list(args)
+        owned: list[int] = []  # positions of this trace's tracers
+        i = 0
+        for a in args:
+            if type(a) is VJPTracer and a._trace is self:
+                primals[i] = a._primal
+                owned.append(i)
+            elif isinstance(a, np.ndarray):
+                primals[i] = self.guard.protect(a)
+            i += 1
+        if self.level == 0:
+            ans = primitive.impl(*primals, **params)
+        else:
+            ans = primitive.bind(*primals, **params)
+        rules = _RULES.get(primitive)  # a tuple of makers or an _Argnum
         if rules is None:
-            raise NoRuleError(primitive.name, "vjp", self.first_owned(args), "transforms.defvjp")
-        parents: list[Node] = []
-        pullbacks: list[Pullback] = []
-        for argnum, arg in enumerate(args):
-            if type(arg) is not VJPTracer or arg._trace is not self:
-                continue
-            if type(rules) is _Argnum:
-                pullback = rules.maker(argnum, ans, *primals, **params)
+            if not primitive.differentiable:
+                return ans
+            raise NoRuleError(primitive.name, "vjp", owned[0], "transforms.defvjp")
+        argnum = type(rules) is _Argnum
+        if len(owned) == 1 and not primitive.multiple_results:
+            i = owned[0]
+            if argnum:
+                pullback = rules.maker(i, ans, *primals, **params)
+            elif i < len(rules):
+                maker = rules[i]
+                if maker is None:
+                    return ans
+                pullback = maker(ans, *primals, **params)
             else:
-                if argnum >= len(rules):  # type: ignore[arg-type]
-                    raise NoRuleError(primitive.name, "vjp", argnum, "transforms.defvjp")
-                maker = rules[argnum]  # type: ignore[index]
+                raise NoRuleError(primitive.name, "vjp", i, "transforms.defvjp")
+            tape = self.tape
+            tape.append((args[i].index, pullback))  # type: ignore[attr-defined]
+            return VJPTracer(self, ans, len(tape) - 1)
+        parents: list[int] = []
+        pullbacks: list[Pullback] = []
+        for i in owned:
+            if argnum:
+                pullback = rules.maker(i, ans, *primals, **params)
+            elif i < len(rules):
+                maker = rules[i]
                 if maker is None:
                     continue
                 pullback = maker(ans, *primals, **params)
-            parents.append(arg.node)
+            else:
+                raise NoRuleError(primitive.name, "vjp", i, "transforms.defvjp")
+            parents.append(args[i].index)  # type: ignore[attr-defined]
             pullbacks.append(pullback)
         if not parents:
             return ans
+        tape = self.tape
         if not primitive.multiple_results:
-            return VJPTracer(self, ans, Node(tuple(parents), tuple(pullbacks)))
-        # One node for the primitive, whose cotangent is a tuple; each output points to it
+            tape.append((tuple(parents), tuple(pullbacks)))
+            return VJPTracer(self, ans, len(tape) - 1)
+        # One entry for the primitive, whose cotangent is a tuple; each output points to it
         # through a projection that places its own cotangent in its slot.
-        filled = tuple(_with_zeros(pullback, ans) for pullback in pullbacks)
-        node = Node(tuple(parents), filled)
-        n = len(ans)
-        return tuple(
-            VJPTracer(self, a, Node((node,), (_projection(k, n),))) for k, a in enumerate(ans)
-        )
+        tape.append((tuple(parents), tuple(_with_zeros(pullback, ans) for pullback in pullbacks)))
+        main, n = len(tape) - 1, len(ans)
+        tape.extend(((main,), (_projection(k, n),)) for k in range(n))
+        return tuple(VJPTracer(self, a, main + 1 + k) for k, a in enumerate(ans))
 
 
 class Slot:
