@@ -121,12 +121,16 @@ class Tracer:
     @property
     def shape(self) -> tuple[int, ...]:
         primal = self.primal
-        return primal.shape if isinstance(primal, (Tracer, np.ndarray)) else np.shape(primal)
+        if isinstance(primal, (Tracer, np.ndarray, np.generic)):
+            return primal.shape
+        return np.shape(primal)
 
     @property
     def dtype(self) -> np.dtype[Any]:
         primal = self.primal
-        return primal.dtype if isinstance(primal, (Tracer, np.ndarray)) else np.result_type(primal)
+        if isinstance(primal, (Tracer, np.ndarray, np.generic)):
+            return primal.dtype
+        return np.result_type(primal)
 
     @property
     def ndim(self) -> int:

@@ -124,9 +124,9 @@ def _reverse(operand: Any, ans: Any, term: Callable[[Any], Any]) -> Callable[[An
     """The pullback ``ct -> term(ct)`` summed and cast back to ``operand``. Whether that is
     needed is decided once, at forward time: when the operand already has the result's shape
     and dtype (the common case), so does ``term(ct)`` and the pullback is just ``term``."""
-    if type(operand) is np.ndarray and type(ans) is np.ndarray:  # the fast, common case
+    try:  # arrays, NumPy scalars and tracers
         same = operand.shape == ans.shape and operand.dtype == ans.dtype
-    else:
+    except AttributeError:  # a Python scalar
         same = shape_of(operand) == shape_of(ans) and _dtype(operand) == _dtype(ans)
     if same:
         return term
@@ -178,12 +178,19 @@ defvjp(
 
 # ---- power: d/dx = y x^(y-1); d/dy = log(x) x^y (0 where x == 0) -------------------------
 def _dpower_dx(ans: Any, x: Any, y: Any) -> Any:
+    """``d(x^y)/dx``; ``None`` for exactly 1 (``y == 1``), so the rules pass ``t`` through."""
     if isinstance(y, Tracer):
         # y is being differentiated too: the exact formula, whose own y-derivatives are right
         # everywhere (a guard on y - 1 == 0 would zero d/dy of the coefficient at y == 1).
         return y * x ** (y - 1)
-    # a constant exponent: x^0 := 1 where y == 0, so x = 0 gives 0, not 0 * inf
+    # a constant exponent: x^0 := 1 where y == 0, so x = 0 gives 0, not 0 * inf; the small
+    # integer exponents of polynomials take no power at all (a nested derivative of x**2
+    # would otherwise differentiate x**1, then x**0, at every level)
     if isinstance(y, (int, float)):
+        if y == 1:
+            return None
+        if y == 2:
+            return 2 * x
         return y * x ** (y - 1) if y != 0 else 0 * x
     return y * x ** where(not_equal(y, 0), y - 1, 1)
 
@@ -196,14 +203,18 @@ def _dpower_dy(ans: Any, x: Any, y: Any) -> Any:
 power_p = Primitive("power", np.power)
 defjvp(
     power_p,
-    lambda t, ans, x, y: _spread(t * _dpower_dx(ans, x, y), ans),
+    lambda t, ans, x, y: _spread(_times(t, _dpower_dx(ans, x, y)), ans),
     lambda t, ans, x, y: _spread(t * _dpower_dy(ans, x, y), ans),
 )
 
 
+def _times(t: Any, d: Any) -> Any:
+    return t if d is None else t * d
+
+
 def _power_vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     d = _dpower_dx(ans, x, y)
-    return lambda ct: _back(ct * d, x)
+    return lambda ct: _back(_times(ct, d), x)
 
 
 def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:

@@ -40,7 +40,7 @@ def is_traced(x: object) -> bool:
 
 def shape_of(x: Any) -> tuple[int, ...]:
     """The shape of an array, tracer or scalar."""
-    return x.shape if isinstance(x, (np.ndarray, Tracer)) else np.shape(x)
+    return x.shape if isinstance(x, (np.ndarray, Tracer, np.generic)) else np.shape(x)
 
 
 def ndim_of(x: Any) -> int:
