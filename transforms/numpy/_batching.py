@@ -30,9 +30,11 @@ def axis_size(values: Sequence[Any], dims: Sequence[int | None]) -> int:
 
 def to_front(x: Any, dim: int | None) -> Any:
     """``x`` with its batch axis moved to axis 0 (unchanged if already there)."""
-    from . import _shape
+    if dim is None or dim == 0:
+        return x
+    from . import _shape  # (a cycle: _shape's primitives use these rules)
 
-    return x if dim is None or dim == 0 else _shape.moveaxis(x, dim, 0)
+    return _shape.moveaxis(x, dim, 0)
 
 
 def materialized(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
@@ -55,8 +57,6 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
     """
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
-        from . import _shape
-
         ranks = [len(shape_of(v)) - (d is not None) for v, d in zip(values, dims, strict=True)]
         rank = max(ranks)
         operands = []
@@ -64,6 +64,8 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
             if d is not None:
                 v = to_front(v, d)
                 if r < rank:
+                    from . import _shape
+
                     shape = shape_of(v)
                     v = _shape.reshape(v, (shape[0],) + (1,) * (rank - r) + shape[1:])
             operands.append(v)
