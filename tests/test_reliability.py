@@ -632,6 +632,27 @@ def test_array_over_a_python_buffer_is_left_usable_after_the_pullback_dies() -> 
     assert c.flags.writeable
 
 
+def test_read_only_owning_array_is_trusted_and_a_read_only_view_is_copied() -> None:
+    """The documented fast path: an array owning its data and already read-only is read in
+    place (no copy); a read-only *view* is copied, as its base may still be written."""
+    seen: list[np.ndarray] = []
+    spy = T.primitive(lambda v, c: v * c)
+    T.defvjp(spy, lambda ans, v, c: seen.append(c) or (lambda ct: ct * c))  # type: ignore[func-returns-value]
+    owner = np.full(3, 2.0)
+    owner.flags.writeable = False
+    base = np.full(6, 2.0)
+    view = base[:3]
+    view.flags.writeable = False
+    x = np.array([1.0, 2.0, 3.0])
+    for c in (owner, view):
+        base[:3] = 2.0
+        _, pullback = T.vjp(lambda v, c=c: tnp.sum(spy(v, c)), x)
+        base[:3] = 7.0  # writes under the view; the owner cannot be written
+        close(pullback(1.0)[0], np.full(3, 2.0))
+    assert seen[0] is owner
+    assert seen[1] is not view and seen[1].base is None
+
+
 def test_read_only_user_array_stays_read_only() -> None:
     c = np.ones(20_000)
     c.flags.writeable = False
