@@ -719,3 +719,39 @@ def test_check_grads_catches_wrong_second_order_rule() -> None:
 def test_check_grads_rejects_unknown_mode() -> None:
     with pytest.raises(ValueError, match="unknown mode"):
         T.check_grads(tnp.sin, (X,), modes=("sideways",))
+
+
+# ---- the unit seed of grad: no operations, never handed out -------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_grad_seed_is_never_returned_and_stays_one(dtype: Any) -> None:
+    """grad's seed is a shared read-only one that multiply recognizes; a derivative that is
+    exactly the seed (or a view of it) is returned as a fresh, writeable array."""
+    x = np.asarray(0.5, dtype=dtype)
+    for f in (lambda v: v, lambda v: v + 0.0, lambda v: tnp.reshape(tnp.reshape(v, (1,)), ())):
+        g = T.grad(f)(x)
+        assert g.dtype == dtype and g.shape == ()
+        assert g.flags.writeable and g.base is None
+        g[...] = 7.0  # the caller's own array
+    close(T.grad(lambda v: v * 3.0)(x), 3.0)
+    close(T.grad(lambda v: v)(x), 1.0)  # the seed is still one after the writes above
+
+
+def test_grad_seed_skips_products_under_nesting() -> None:
+    """The products of the seed are not recorded: the second derivative of sin(x) * x runs
+    fewer primitives than with a plain ones seed, and is exact."""
+    f = lambda v: tnp.sin(v) * v
+    x = 0.3
+    close(T.grad(T.grad(f))(x), 2 * np.cos(x) - x * np.sin(x))
+    with_seed = T.make_trace(T.grad(T.grad(f)))(x).equations
+    plain_one = T.make_trace(T.grad(lambda v: T.vjp(f, v)[1](np.ones(()))[0]))(x).equations
+    assert not any(eq.primitive == "ones_like" for eq in with_seed)
+    assert len(with_seed) < len(plain_one)
+
+
+def test_multiply_by_a_plain_one_is_still_a_product() -> None:
+    """Only the seed object is recognized: a user's one multiplies, as NumPy does."""
+    one = np.ones(())
+    y = np.array([1.0, -0.0, np.inf])
+    product = tnp.multiply(one, y)
+    assert product is not y
+    close(product, y)

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
 
 from transforms.core import Array, ArrayLike
-from transforms.numpy import ones_like
-from transforms.numpy._define import shape_of
+from transforms.numpy._arithmetic import unit_seed
+from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import check_input_dtypes, check_output_dtype, normalize_argnums, partial_of
 from ._core_transforms import jvp_flat, vjp_flat
@@ -130,7 +130,7 @@ def _scalar_seed(out: Any, transform: str, holomorphic: bool) -> Any:
             "for the full Jacobian or vjp for a vector-Jacobian product"
         )
     check_output_dtype(out, transform, holomorphic)
-    return ones_like(out)
+    return unit_seed(dtype_of(out))
 
 
 def _value_and_grad(

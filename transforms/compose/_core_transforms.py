@@ -16,6 +16,7 @@ from transforms.core import Trace, Tracer, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.jvp import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
+from transforms.numpy._arithmetic import is_unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.vjp import Entry, VJPTrace, backward
 
@@ -32,8 +33,11 @@ def strip(tree: Any, trace: Trace[Any]) -> Any:
 
 def _array(x: Any) -> Any:
     """A result leaf as an array: NumPy's ufuncs return 0-d results as scalars (``np.float64``);
-    the transforms always return arrays, as JAX does."""
-    return np.asarray(x) if isinstance(x, np.generic) else x
+    the transforms always return arrays, as JAX does. The shared unit seed of ``grad`` is
+    never handed out (a derivative that is exactly the seed gets its own copy)."""
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    return x.copy() if is_unit_seed(x) else x
 
 
 def _split_aux(out: Any, has_aux: bool, transform: str) -> tuple[Any, Any]:

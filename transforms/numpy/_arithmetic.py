@@ -289,7 +289,61 @@ def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
 
 add = _binary(add_p, "Differentiable ``numpy.add``.")
 subtract = _binary(subtract_p, "Differentiable ``numpy.subtract``.")
-multiply = _binary(multiply_p, "Differentiable ``numpy.multiply``.")
+
+
+# ---- the unit seed of a gradient ----------------------------------------------------------
+# ``grad`` seeds its backward pass with a one; every pullback of the output multiplies by it,
+# and under nesting each such product is recorded and differentiated again. The seed is a
+# shared read-only 0-d one that ``multiply`` recognizes: for real floating dtypes ``1 * y``
+# is ``y`` exactly (signed zeros, infinities and NaN included), so no operation is run.
+def _unit(dtype: Any) -> np.ndarray[Any, Any]:
+    one = np.ones((), dtype)
+    one.flags.writeable = False
+    return one
+
+
+_ONE_F64, _ONE_F32 = _unit(np.float64), _unit(np.float32)
+
+
+def unit_seed(dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """A 0-d one of ``dtype``: the shared recognizable one for float64/float32, else a new
+    one. It must never reach the user (``is_unit_seed``): products with it alias."""
+    if dtype == _ONE_F64.dtype:
+        return _ONE_F64
+    if dtype == _ONE_F32.dtype:
+        return _ONE_F32
+    return np.ones((), dtype)
+
+
+def is_unit_seed(x: object) -> bool:
+    """Whether ``x`` is the shared unit seed or a view of it (it must be copied out)."""
+    base = getattr(x, "base", None)
+    return x is _ONE_F64 or x is _ONE_F32 or base is _ONE_F64 or base is _ONE_F32
+
+
+def _times_unit(unit: Any, other: Any) -> Any:
+    """``unit * other`` without an operation when that is exactly ``other``; else None."""
+    if isinstance(other, (np.ndarray, Tracer)) and other.dtype == unit.dtype:
+        return other
+    return None
+
+
+def multiply(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Differentiable ``numpy.multiply``."""
+    if x1 is _ONE_F64 or x1 is _ONE_F32:
+        product = _times_unit(x1, x2)
+        if product is not None:
+            return product  # type: ignore[no-any-return]
+    elif x2 is _ONE_F64 or x2 is _ONE_F32:
+        product = _times_unit(x2, x1)
+        if product is not None:
+            return product  # type: ignore[no-any-return]
+    if isinstance(x1, (list, tuple)) or isinstance(x2, (list, tuple)):
+        x1, x2 = _operands(x1, x2)
+    return multiply_p.bind(x1, x2)  # type: ignore[no-any-return]
+
+
+defbatch(multiply_p, elementwise_rule(multiply_p))
 divide = _binary(divide_p, "Differentiable ``numpy.divide``.")
 true_divide = divide
 power = _binary(power_p, "Differentiable ``numpy.power``.")
