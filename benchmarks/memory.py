@@ -1,7 +1,8 @@
 """Memory per recorded node, and the cost of the mutation protection (a script, not a test).
 
 Run from the repository root: ``python -m benchmarks.memory`` (about a minute;
-``--quick`` for a smaller run). BLAS/OpenMP are pinned to one thread before NumPy loads.
+``--quick`` for a smaller run). BLAS/OpenMP are pinned to one thread before NumPy loads, by
+importing the ``benchmarks`` package (``benchmarks/_env.py``).
 
 1. **Bytes per recorded node.** A chain of N primitives runs under ``T.vjp``; ``tracemalloc``
    measures the peak traced memory during the forward pass and the memory still held by the
@@ -24,23 +25,10 @@ median over rounds is reported.
 
 from __future__ import annotations
 
-import os
-import sys
-
-if "numpy" not in sys.modules:  # single-threaded BLAS/OpenMP, as benchmarks/__main__.py does
-    for _var in (
-        "OMP_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "BLIS_NUM_THREADS",
-        "VECLIB_MAXIMUM_THREADS",
-        "NUMEXPR_NUM_THREADS",
-    ):
-        os.environ[_var] = "1"
-
 import argparse
 import gc
 import statistics
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence

@@ -1,0 +1,76 @@
+"""The benchmark runner still runs: a --quick, peer-free run of two cheap workloads.
+
+Not a timing test (CI's machine is shared): it checks that the runner's child processes
+start, that every implementation passes its correctness check, and that the report has the
+rows it should with finite, positive ratios, so a broken benchmark is caught before anyone
+quotes its table.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ratio(cell: str) -> float:
+    match = re.fullmatch(r"([\d,.]+)x", cell.strip().strip("*"))
+    assert match, f"not a ratio: {cell!r}"
+    return float(match.group(1).replace(",", ""))
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Each markdown table in ``text`` as rows of cells, the header first, no separator."""
+    tables: list[list[list[str]]] = []
+    previous = ""
+    for line in text.splitlines():
+        if line.startswith("|") and not line.startswith("| ---"):
+            if not previous.startswith("|"):
+                tables.append([])
+            tables[-1].append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        previous = line
+    return tables
+
+
+def test_quick_run_reports_every_row_with_sane_ratios() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--only", "W1,W5", "--no-peers"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    main, growth = _tables(proc.stdout)
+    header = main[0]
+    assert header[:3] == ["workload", "case", "implementation"]
+    assert not any("autograd" in h or "torch" in h for h in header)  # --no-peers
+    per_primitive, vs_floor = header.index("µs / primitive"), header.index("vs NumPy floor")
+    rows = {(r[0], r[1], r[2]): r for r in main[1:]}
+    assert set(rows) == {
+        ("W1", "", "NumPy forward chain (floor)"),
+        ("W1", "", "transforms.numpy forward, untraced"),
+        ("W1", "", "transforms"),
+        ("W5", "k=1", "NumPy f(x) (floor)"),
+    } | {("W5", f"k={k}", "transforms") for k in range(1, 7)}, proc.stdout
+    for key, row in rows.items():
+        ratio = _ratio(row[vs_floor])
+        assert math.isfinite(ratio) and ratio > 0, key
+        if key[2].endswith("(floor)"):
+            assert ratio == 1.0, key
+    assert _ratio(rows[("W1", "", "transforms")][vs_floor]) > 1  # a gradient is not free
+    assert float(rows[("W1", "", "transforms")][per_primitive]) > 0
+
+    assert growth[0] == ["W5 growth", "transforms"]
+    assert [r[0] for r in growth[1:]] == [
+        *(f"t(k={k}) / t(k={k - 1})" for k in range(2, 7)),
+        "geometric mean per level",
+    ]
+    for row in growth[1:]:
+        assert math.isfinite(_ratio(row[1])) and _ratio(row[1]) > 0, row
+    assert "- W5: transforms growth per nesting level" in proc.stdout
