@@ -8,6 +8,7 @@ from ._stack import new_trace as new_trace
 from ._trace import Trace as Trace
 from ._trace import Tracer as Tracer
 from ._trace import concrete as concrete
+from ._trace import number_primitives as number_primitives
 from ._trace import numpy_dispatch as numpy_dispatch
 from ._trace import operators as operators
 from ._types import Array as Array
@@ -37,6 +38,7 @@ __all__ = [
     "current_traces",
     "new_trace",
     "numpy_dispatch",
+    "number_primitives",
     "operators",
     "primitive",
     "tree_util",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import numpy_dispatch, operators
+from transforms.core import number_primitives, numpy_dispatch, operators
 
 from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape, fft, linalg
 
@@ -72,6 +72,13 @@ def install(namespace: ModuleType) -> None:
         floor_divide=namespace.floor_divide,
         all=namespace.all,
         any=namespace.any,
+    )
+    number_primitives.update(
+        add=_arithmetic.add_p,
+        subtract=_arithmetic.subtract_p,
+        multiply=_arithmetic.multiply_p,
+        divide=_arithmetic.divide_p,
+        power=_arithmetic.power_p,
     )
     table: dict[Any, Callable[..., Any]] = {}
     for ours, theirs in ((namespace, np), (linalg, np.linalg), (fft, np.fft)):
