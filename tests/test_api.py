@@ -755,3 +755,24 @@ def test_multiply_by_a_plain_one_is_still_a_product() -> None:
     product = tnp.multiply(one, y)
     assert product is not y
     close(product, y)
+
+
+# ---- a single output (or input) element: one pullback (or jvp), no vmap -------------------
+def test_jacobians_with_one_output_or_input_element() -> None:
+    x = np.array([0.3, -0.7])
+    f = lambda v: tnp.reshape(tnp.sum(tnp.sin(v)), (1, 1))
+    close(T.jacrev(f)(x), np.cos(x).reshape(1, 1, 2))
+    close(T.jacfwd(f)(x), np.cos(x).reshape(1, 1, 2))
+    tree = lambda v: {"one": tnp.sum(v * v), "none": tnp.zeros((0,)) * tnp.sum(v)}
+    jac = T.jacrev(tree)(x)
+    close(jac["one"], 2 * x)
+    assert jac["none"].shape == (0, 2)
+    s = np.asarray(0.4)
+    g = lambda u: (tnp.stack([tnp.sin(u), u * u]), u)
+    jac_s, aux = T.jacfwd(g, has_aux=True)(s)
+    close(jac_s, np.array([np.cos(0.4), 0.8]))
+    close(aux, 0.4)
+    hess = T.hessian(lambda u: tnp.sin(u) * u)(s)
+    close(hess, 2 * np.cos(0.4) - 0.4 * np.sin(0.4))
+    seedless = T.jacrev(lambda v: tnp.sum(v))(x)
+    assert seedless.flags.writeable and seedless.shape == (2,)

@@ -19,6 +19,7 @@ import numpy as np
 import transforms.numpy as tnp
 from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
+from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import (
@@ -84,6 +85,9 @@ def _push_basis_forward(
     def push(*tangents: Any) -> tuple[Any, Any, Any]:
         return jvp_flat(fun, args, in_tree.unflatten(tangents), has_aux, "jacfwd")
 
+    if total == 1:  # one input element: its basis is one tangent, no batch to vmap over
+        one = push(*(np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)))
+        return one[0], [tnp.expand_dims(t, 0) for t in tree_flatten(one[1])[0]], one[2]
     parts: list[list[Any]] = []
     out: Any = None
     aux: Any = None
@@ -109,6 +113,12 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
     def pull(*cts: Any) -> Any:
         return pullback(out_tree.unflatten(cts))
 
+    if total == 1:  # one output element (a scalar function): one cotangent, no vmap; a 0-d
+        # one is grad's unit seed, whose products cost nothing (and never reach the caller)
+        seeds = [
+            unit_seed(d) if s == () else np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)
+        ]
+        return [tnp.expand_dims(c, 0) for c in tree_flatten(pull(*seeds))[0]]
     parts = [
         tree_flatten(vmap(pull)(*_basis_rows(shapes, dtypes, start, stop)))[0]
         for start, stop in _chunks(total, chunk_size)
