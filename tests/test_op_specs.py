@@ -7,7 +7,10 @@
    finite difference of the first-order JVP and VJP. The quadratic term keeps the second
    derivative non-zero even for linear ops (``J^T diag(c) J``), so the rules of a linear op
    really run on tracers of an outer transform;
-4. ``transforms.check_grads`` (library code itself, so only one check among the others).
+4. ``transforms.check_grads`` (library code itself, so only one check among the others);
+5. every pullback the reverse interpreter records returns a cotangent of its operand's dtype
+   (a complex cotangent for a real operand would silently leak into a derivative), in
+   reverse mode, reverse over forward and reverse over reverse.
 
 The finite-difference oracle evaluates the row's function on plain NumPy arrays, where
 ``transforms.numpy`` falls through to NumPy itself. Tolerances are relative to the size of
@@ -17,18 +20,22 @@ must not fail on round-off alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from op_specs import OP_SPECS, Case, OpSpec, cases
 from strategies import seeds, uniform_like
 
 import transforms as T
 import transforms.numpy as tnp
+from transforms.core import concrete
+from transforms.vjp import VJPTrace, VJPTracer
+from transforms.vjp._trace import Slot
 
 Arrays = tuple[np.ndarray, ...]
 
@@ -214,3 +221,69 @@ def test_check_grads(spec: OpSpec, data: st.DataObject) -> None:
         {"rtol": spec.rtol, "atol": spec.atol, "eps": spec.eps} if low_precision else {}
     )
     T.check_grads(case.f, case.args, order=2, modes=("fwd", "rev"), seed=seed, **tolerances)
+
+
+# ---- 5. the cotangent dtype contract, pullback by pullback -----------------------------------
+def _checked(pullback: Callable[[Any], Any], dtype: Any, name: str) -> Callable[[Any], Any]:
+    def check(ct: Any) -> Any:
+        result = pullback(ct)
+        if dtype is not None and type(result) is not Slot:
+            got = np.asarray(concrete(result)).dtype
+            assert got == dtype, f"the pullback of {name} returned {got} for a {dtype} operand"
+        return result
+
+    return check
+
+
+@contextmanager
+def _cotangent_dtypes_checked() -> Iterator[None]:
+    """Wrap every pullback recorded meanwhile with a check of its result's dtype."""
+    original = VJPTrace.process_primitive
+
+    def process(self: VJPTrace, primitive: Any, args: Any, params: Any) -> object:
+        start = len(self.tape)
+        out = original(self, primitive, args, params)
+        dtypes = {
+            a.index: np.asarray(concrete(a)).dtype
+            for a in args
+            if type(a) is VJPTracer and a._trace is self
+        }
+        for i in range(start, len(self.tape)):
+            parents, pullbacks = self.tape[i]
+            if type(parents) is int:
+                self.tape[i] = (parents, _checked(pullbacks, dtypes.get(parents), primitive.name))
+            else:
+                self.tape[i] = (
+                    parents,
+                    tuple(
+                        _checked(pb, dtypes.get(p), primitive.name)
+                        for p, pb in zip(parents, pullbacks, strict=True)
+                    ),
+                )
+        return out
+
+    VJPTrace.process_primitive = process  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        VJPTrace.process_primitive = original  # type: ignore[method-assign]
+
+
+@specs
+@settings(max_examples=6)
+@given(data=st.data())
+def test_pullbacks_return_cotangents_of_their_operands_dtype(
+    spec: OpSpec, data: st.DataObject
+) -> None:
+    case, rng = _draw(data, spec)
+    xs = case.args
+    ts = tuple(uniform_like(rng, x) for x in xs)
+    out = np.asarray(case.f(*xs))
+    w = uniform_like(rng, out).astype(out.dtype)
+    xs32 = tuple(x.astype(np.float32) for x in xs)  # float32 operands meet float64 constants
+    out32 = np.asarray(case.f(*xs32))
+    with _cotangent_dtypes_checked():
+        T.vjp(case.f, *xs)[1](w)
+        T.vjp(lambda *v: T.jvp(case.f, v, ts)[1], *xs)[1](w)
+        T.vjp(lambda *v: T.vjp(case.f, *v)[1](w), *xs)[1](ts)
+        T.vjp(case.f, *xs32)[1](w.astype(out32.dtype))

@@ -65,7 +65,7 @@ def _dtype(x: Any) -> np.dtype[Any]:
     return dtype if dtype is not None else np.result_type(x)
 
 
-def _cast(x: Any, dtype: np.dtype[Any]) -> Any:
+def cast_to(x: Any, dtype: np.dtype[Any]) -> Any:
     """``x`` as ``dtype`` (if inexact), differentiably: complex to real keeps the real part;
     real to complex adds ``0j`` (an ``add``, whose VJP takes the real part back)."""
     have = _dtype(x)
@@ -78,16 +78,26 @@ def _cast(x: Any, dtype: np.dtype[Any]) -> Any:
     return x if _dtype(x) == dtype else astype(x, dtype)
 
 
+def in_dtype_of(operand: Any, ans: Any, pullback: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``pullback`` returning its cotangent in ``operand``'s dtype (the cotangent contract)
+    when the primitive's result has another: the real part for a real operand of a complex
+    result, float32 for a float32 operand of a float64 one. Decided once, at forward time."""
+    dtype = _dtype(operand)
+    if dtype == _dtype(ans):
+        return pullback
+    return lambda ct: cast_to(pullback(ct), dtype)
+
+
 def _spread(term: Any, ans: Any) -> Any:
     """A one-operand tangent term with the output's shape and dtype."""
     shape = shape_of(ans)
     term = term if shape_of(term) == shape else broadcast_to(term, shape)
-    return _cast(term, _dtype(ans))
+    return cast_to(term, _dtype(ans))
 
 
 def _back(ct: Any, operand: Any) -> Any:
     """A cotangent summed back to the operand's shape, with the operand's dtype."""
-    return _cast(unbroadcast(ct, shape_of(operand)), _dtype(operand))
+    return cast_to(unbroadcast(ct, shape_of(operand)), _dtype(operand))
 
 
 def _operands(*xs: ArrayLike) -> list[Any]:

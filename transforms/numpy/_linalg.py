@@ -59,6 +59,7 @@ from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
 from . import _elementwise, _indexing, _products, _reductions, _shape
+from ._arithmetic import in_dtype_of
 from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
 from ._products import matmul
@@ -332,12 +333,14 @@ defjvp(
 
 def _solve_vjp_a(ans: Any, a: Any, b: Any) -> Callable[[Any], Any]:
     a_t, x_t = _mT(a), _mT(ans)
-    return lambda ct: _shape.unbroadcast(-matmul(_solve(a_t, ct), x_t), shape_of(a))
+    return in_dtype_of(
+        a, ans, lambda ct: _shape.unbroadcast(-matmul(_solve(a_t, ct), x_t), shape_of(a))
+    )
 
 
 def _solve_vjp_b(ans: Any, a: Any, b: Any) -> Callable[[Any], Any]:
     a_t = _mT(a)
-    return lambda ct: _shape.unbroadcast(_solve(a_t, ct), shape_of(b))
+    return in_dtype_of(b, ans, lambda ct: _shape.unbroadcast(_solve(a_t, ct), shape_of(b)))
 
 
 defvjp(solve_p, _solve_vjp_a, _solve_vjp_b)

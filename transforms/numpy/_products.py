@@ -22,7 +22,7 @@ from transforms.core import Array, ArrayLike, Primitive
 from transforms.jvp import defjvp
 from transforms.vjp import defvjp
 
-from ._arithmetic import multiply
+from ._arithmetic import in_dtype_of, multiply
 from ._batching import axis_size, materialized, to_front
 from ._define import dtype_of, ndim_of, shape_of
 from ._shape import array, broadcast_to, reshape, transpose, unbroadcast
@@ -45,33 +45,37 @@ def _swap_last(a: Any) -> Any:
     return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
+def _matmul_pullback(argnum: int, x: Any, y: Any) -> Callable[[Any], Any]:
+    x_shape, y_shape = shape_of(x), shape_of(y)
+    # A matrix times a vector (either way round), the shape of most models and of every
+    # Jacobian/Hessian row: one product or one outer product, without the reshapes and
+    # transposes of the general case (which nested and batched transforms would repeat).
+    if len(x_shape) == 2 and len(y_shape) == 1:
+        if argnum == 0:
+            return lambda ct: multiply(reshape(ct, (x_shape[0], 1)), y)  # outer(ct, y)
+        return lambda ct: matmul(ct, x)  # x.T @ ct
+    if len(x_shape) == 1 and len(y_shape) == 2:
+        if argnum == 0:
+            return lambda ct: matmul(y, ct)  # y @ ct
+        return lambda ct: multiply(reshape(x, (x_shape[0], 1)), ct)  # outer(x, ct)
+    x2 = x_shape if len(x_shape) > 1 else (1,) + x_shape
+    y2 = y_shape if len(y_shape) > 1 else y_shape + (1,)
+    out2 = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
+
+    def pullback(ct: Any) -> Any:
+        ct2 = reshape(ct, out2)
+        if argnum == 0:
+            grad = matmul(ct2, _swap_last(reshape(y, y2)))
+            return reshape(unbroadcast(grad, x2), x_shape)
+        grad = matmul(_swap_last(reshape(x, x2)), ct2)
+        return reshape(unbroadcast(grad, y2), y_shape)
+
+    return pullback
+
+
 def _matmul_vjp(argnum: int) -> Callable[..., Callable[[Any], Any]]:
     def maker(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
-        x_shape, y_shape = shape_of(x), shape_of(y)
-        # A matrix times a vector (either way round), the shape of most models and of every
-        # Jacobian/Hessian row: one product or one outer product, without the reshapes and
-        # transposes of the general case (which nested and batched transforms would repeat).
-        if len(x_shape) == 2 and len(y_shape) == 1:
-            if argnum == 0:
-                return lambda ct: multiply(reshape(ct, (x_shape[0], 1)), y)  # outer(ct, y)
-            return lambda ct: matmul(ct, x)  # x.T @ ct
-        if len(x_shape) == 1 and len(y_shape) == 2:
-            if argnum == 0:
-                return lambda ct: matmul(y, ct)  # y @ ct
-            return lambda ct: multiply(reshape(x, (x_shape[0], 1)), ct)  # outer(x, ct)
-        x2 = x_shape if len(x_shape) > 1 else (1,) + x_shape
-        y2 = y_shape if len(y_shape) > 1 else y_shape + (1,)
-        out2 = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
-
-        def pullback(ct: Any) -> Any:
-            ct2 = reshape(ct, out2)
-            if argnum == 0:
-                grad = matmul(ct2, _swap_last(reshape(y, y2)))
-                return reshape(unbroadcast(grad, x2), x_shape)
-            grad = matmul(_swap_last(reshape(x, x2)), ct2)
-            return reshape(unbroadcast(grad, y2), y_shape)
-
-        return pullback
+        return in_dtype_of(x if argnum == 0 else y, ans, _matmul_pullback(argnum, x, y))
 
     return maker
 
