@@ -474,3 +474,14 @@ def test_jvp_malformed_primals_and_tangents() -> None:
         T.jvp(tnp.sin, (np.ones(2),), (np.ones(3),))
     with pytest.raises(TypeError, match="structure"):
         T.jvp(lambda p: p[0], ((1.0, 2.0),), ([1.0, 2.0],))
+
+
+def test_custom_rule_returning_another_dtype_is_an_error_not_a_complex_gradient() -> None:
+    """A user's VJP rule that returns a complex cotangent for a real operand must not leak an
+    imaginary part into a real gradient: the pullback refuses, naming the contract."""
+    doubled = Primitive("doubled", lambda x: x * 2.0)
+    defvjp(doubled, lambda ans, x: lambda ct: (ct * 2.0).astype(np.complex128))
+    defjvp(doubled, lambda t, ans, x: t * 2.0)
+    with pytest.raises(TypeError, match=r"input 0 came out complex128 for a float64 input"):
+        T.grad(lambda x: tnp.sum(doubled.bind(x) * 3.0))(np.ones(2))
+    assert current_traces() == ()

@@ -172,6 +172,13 @@ class FlatPullback:
             _array(zeros_like(p) if c is None else c)
             for c, p in zip(cts, self._primals, strict=True)
         ]
+        for i, (c, p) in enumerate(zip(flat, self._primals, strict=True)):
+            if dtype_of(c) != dtype_of(p):  # a rule broke the contract: never pass it on
+                raise TypeError(
+                    f"vjp: the cotangent of input {i} came out {dtype_of(c)} for a "
+                    f"{dtype_of(p)} input: a VJP rule returned a cotangent whose dtype is not "
+                    "its operand's (a custom rule must return its operand's dtype)"
+                )
         return self._in_tree.unflatten(flat)
 
 
