@@ -46,7 +46,7 @@ class VJPTracer(Tracer):
 
 
 class VJPTrace(Trace[VJPTracer]):
-    """One live ``vjp``: records nodes whose closures are made by the VJP makers.
+    """One live ``vjp``: records tape entries whose pullbacks are made by the VJP makers.
 
     ``tape`` lists the entries in the order they were recorded, inputs first: an entry comes
     after every entry it points to, so the backward pass walks it in reverse with no search.
@@ -75,9 +75,10 @@ class VJPTrace(Trace[VJPTracer]):
         self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
     ) -> object:
         # The hot path of reverse mode. NumPy is called directly when nothing below can be
-        # traced (the lowest trace: bind has already refused any other trace's tracer); one
-        # argument (then it is this trace's tracer: bind chose this trace for it) takes a
-        # short path; the one-parent entry is recorded without lists.
+        # traced (the lowest trace: bind has already refused any other trace's tracer). One
+        # argument (then it is this trace's tracer: bind chose this trace for it), and two
+        # with one of them traced, take short paths recording a one-parent entry; the
+        # general path below handles every other case.
         if len(args) == 1 and not primitive.multiple_results:
             rules: Any = _RULES.get(primitive)
             if type(rules) is tuple and rules:
@@ -134,20 +135,6 @@ class VJPTrace(Trace[VJPTracer]):
                 return ans
             raise NoRuleError(primitive.name, "vjp", owned[0], "transforms.defvjp")
         argnum = type(rules) is _Argnum
-        if len(owned) == 1 and not primitive.multiple_results:
-            i = owned[0]
-            if argnum:
-                pullback = rules.maker(i, ans, *primals, **params)
-            elif i < len(rules):
-                maker = rules[i]
-                if maker is None:
-                    return ans
-                pullback = maker(ans, *primals, **params)
-            else:
-                raise NoRuleError(primitive.name, "vjp", i, "transforms.defvjp")
-            tape = self.tape
-            tape.append((args[i].index, pullback))  # type: ignore[attr-defined]
-            return VJPTracer(self, ans, len(tape) - 1)
         parents: list[int] = []
         pullbacks: list[Pullback] = []
         for i in owned:
