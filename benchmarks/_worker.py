@@ -51,7 +51,7 @@ def check(name: str, actual: Any, expected: Any) -> None:
         raise SystemExit(f"{name}: wrong result, max abs error {err:.3g} (scale {scale:.3g})")
 
 
-def _batch(fn: Callable[[], object], number: int) -> float:
+def batch_seconds(fn: Callable[[], object], number: int) -> float:
     """Seconds for ``number`` calls, the garbage collector off as in timeit."""
     gc.collect()
     gc.disable()
@@ -72,10 +72,10 @@ def measure(fn: Callable[[], object], target: float, repeat: int) -> float:
     processes. A call slower than ``target`` gets fewer batches (its first timed call counts
     as one) to keep the whole run within minutes.
     """
-    once = _batch(fn, 1)
+    once = batch_seconds(fn, 1)
     number = max(1, round(target / max(once, 1e-9)))
     batches = min(repeat, int(target * repeat / max(once, 1e-9)))
-    return min([once] + [_batch(fn, number) / number for _ in range(batches)])
+    return min([once] + [batch_seconds(fn, number) / number for _ in range(batches)])
 
 
 def run(workload: str, impl: str, target: float, repeat: int) -> dict[str, float]:

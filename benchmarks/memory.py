@@ -29,7 +29,6 @@ import argparse
 import gc
 import statistics
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +38,7 @@ import numpy as np
 
 import transforms as T
 import transforms.numpy as tnp
+from benchmarks._worker import batch_seconds
 from transforms.vjp import _protect
 
 
@@ -131,18 +131,6 @@ def mutation_workloads(width: int) -> dict[str, Callable[[], Any]]:
     }
 
 
-def _batch(fn: Callable[[], Any], number: int) -> float:
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        return (time.perf_counter() - start) / number
-    finally:
-        gc.enable()
-
-
 def time_group(
     workloads: dict[str, Callable[[], Any]], rounds: int, target: float
 ) -> dict[str, float]:
@@ -150,14 +138,14 @@ def time_group(
     for name, fn in workloads.items():
         fn()  # warm up
         number = 1
-        while _batch(fn, number) * number < target:
+        while batch_seconds(fn, number) < target:
             number *= 2
         numbers[name] = number
     samples: dict[str, list[float]] = {name: [] for name in workloads}
     names = list(workloads)
     for r in range(rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:
-            samples[name].append(_batch(workloads[name], numbers[name]))
+            samples[name].append(batch_seconds(workloads[name], numbers[name]) / numbers[name])
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
