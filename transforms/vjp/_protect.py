@@ -50,13 +50,12 @@ class Guard:
             return kept[1]
         flags = array.flags
         if not flags.writeable and flags.owndata and array.base is None:
-            return array  # an array nobody can write to (or a copy of another trace)
+            return array  # an array nobody can write to (our copies included)
         if not _primed and array.nbytes >= _LARGE:
             _prime_allocator()
         copy = array.copy()  # keeps an ndarray subclass
         copy.flags.writeable = False
         self._copies[id(array)] = (array, copy)  # holding `array` keeps its id unique
-        self._copies[id(copy)] = (copy, copy)  # and our copy is known as it comes back
         return copy
 
     def release(self) -> None:
