@@ -59,7 +59,9 @@ def _library_primitives() -> dict[str, Primitive]:
 
 PRIMITIVES = _library_primitives()
 DIFFERENTIABLE = {name: p for name, p in PRIMITIVES.items() if p.differentiable}
-NEEDS_ROW = {n: p for n, p in DIFFERENTIABLE.items() if not p.module.startswith("transforms.compose")}
+NEEDS_ROW = {
+    n: p for n, p in DIFFERENTIABLE.items() if not p.module.startswith("transforms.compose")
+}
 INTERPRETERS = {i.name: i for i in interpreters()}
 
 
