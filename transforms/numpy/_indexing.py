@@ -407,14 +407,8 @@ def _index_set_vjp(argnum: int, ans: Any, x: Any, v: Any, index: Any) -> Any:
     if winners is None:
         return lambda ct: _shape.unbroadcast(getitem_p.bind(ct, index=index), shape_of(v))
     return lambda ct: _shape.unbroadcast(
-        _where(winners, getitem_p.bind(ct, index=index), 0), shape_of(v)
+        _shape.where(winners, getitem_p.bind(ct, index=index), 0), shape_of(v)
     )
-
-
-def _where(condition: Any, x: Any, y: Any) -> Any:
-    from ._arithmetic import where
-
-    return where(condition, x, y)
 
 
 def _index_set_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:

@@ -59,10 +59,10 @@ from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
 from . import _elementwise, _indexing, _products, _reductions, _shape
-from ._arithmetic import in_dtype_of
 from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
 from ._products import matmul
+from ._shape import in_dtype_of
 
 __all__ = [
     "det",
