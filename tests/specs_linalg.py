@@ -98,6 +98,17 @@ def _flat(*parts: Any) -> Any:
     return tnp.concatenate([tnp.reshape(p, (-1,)) for p in parts])
 
 
+def _complex(x: Any, y: Any) -> Any:
+    """``x + iy``: a complex input built from two real arguments, so that every check of the
+    table (finite differences, duality, second order) runs along real and imaginary
+    directions alike."""
+    return x + 1j * y
+
+
+def _real_imag(*parts: Any) -> Any:
+    return _flat(*(f(p) for p in parts for f in (tnp.real, tnp.imag)))
+
+
 # ---- shapes ------------------------------------------------------------------------------------
 @st.composite
 def _square(draw: st.DrawFn, max_batch: int = 2, min_n: int = 1, max_n: int = 3) -> tuple[Shape]:
@@ -113,6 +124,23 @@ def _tall(draw: st.DrawFn, wide: bool = False) -> tuple[Shape]:
     n = draw(st.integers(1, 3))
     m = draw(st.integers(1, 4)) if wide else draw(st.integers(n, 4))
     return (batch + (m, n),)
+
+
+@st.composite
+def _low_rank(draw: st.DrawFn, copies: int = 1) -> tuple[Shape, ...]:
+    """Factors ``(..., n, r)``, ``(..., r, n)`` of a rank-deficient n x n product (r = n - 1
+    or n - 2, r >= 1), ``copies`` times over (real and imaginary parts)."""
+    batch = draw(shapes(max_dims=1, max_side=2))
+    n = draw(st.integers(2, 4))
+    r = draw(st.integers(max(1, n - 2), n - 1))
+    return (batch + (n, r),) * copies + (batch + (r, n),) * copies
+
+
+@st.composite
+def _square_pair(draw: st.DrawFn, min_n: int = 1, max_n: int = 3) -> tuple[Shape, Shape]:
+    """Two arguments of one square shape: the real and imaginary parts of a complex matrix."""
+    (shape,) = draw(_square(min_n=min_n, max_n=max_n))
+    return shape, shape
 
 
 def _solve_shapes(vector: bool) -> st.SearchStrategy[tuple[Shape, ...]]:
@@ -346,6 +374,15 @@ def _slogdet(x: Any) -> Any:
     return sign * logabsdet
 
 
+def _slogdet_complex(x: Any, y: Any) -> Any:
+    sign, logabsdet = L.slogdet(_conditioned(_complex(x, y)))
+    return _real_imag(sign * logabsdet, sign)
+
+
+def _det_rank_deficient_complex(x1: Any, x2: Any, y1: Any, y2: Any) -> Any:
+    return _real_imag(L.det(_complex(x1, x2) @ _complex(y1, y2)))
+
+
 def _einsum(*xs: Any, subscripts: str) -> Any:
     return tnp.einsum(subscripts, *xs)
 
@@ -395,6 +432,27 @@ SPECS: tuple[OpSpec, ...] = (
     # ---- determinants and inverses ---------------------------------------------------------
     OpSpec("linalg_det", lambda x: L.det(_conditioned(x)), _square(), covers=("linalg.det",)),
     OpSpec("linalg_slogdet", _slogdet, _square(), covers=("linalg.slogdet",)),
+    # det at singular matrices: x @ y of rank n - 1 or n - 2 (the cofactor matrix and its
+    # derivatives, det being a polynomial); complex too
+    OpSpec(
+        "linalg_det_rank_deficient",
+        lambda x, y: L.det(x @ y),
+        _low_rank(),
+        covers=("linalg.det",),
+    ),
+    OpSpec(
+        "linalg_det_rank_deficient_complex",
+        _det_rank_deficient_complex,
+        _low_rank(copies=2),
+        covers=("linalg.det",),
+    ),
+    OpSpec(
+        "linalg_det_complex",
+        lambda x, y: _real_imag(L.det(_conditioned(_complex(x, y)))),
+        _square_pair(),
+        covers=("linalg.det",),
+    ),
+    OpSpec("linalg_slogdet_complex", _slogdet_complex, _square_pair(), covers=("linalg.slogdet",)),
     OpSpec("linalg_inv", lambda x: L.inv(_conditioned(x)), _square(), covers=("linalg.inv",)),
     OpSpec(
         "linalg_solve",

@@ -451,6 +451,140 @@ def test_eig_of_real_matrix_with_complex_eigenvalues() -> None:
     assert not np.iscomplexobj(ct)
 
 
+# ---- det and slogdet at singular matrices ----------------------------------------------------
+def _det_derivative(a: np.ndarray, k: int) -> np.ndarray:
+    """The k-th derivative of det at ``a``, shape ``(n, n) * k``, from the closed form (det is
+    a polynomial): d^k det / da[i1, j1] ... da[ik, jk] is the determinant of ``a`` without
+    rows i and columns j, signed by the permutation that sends i_l to j_l and the remaining
+    rows in order to the remaining columns; 0 if two i's or two j's coincide."""
+    n = a.shape[0]
+    out = np.zeros((n, n) * k, dtype=a.dtype)
+    for rows in itertools.permutations(range(n), k):
+        for cols in itertools.permutations(range(n), k):
+            r_rest = [r for r in range(n) if r not in rows]
+            c_rest = [c for c in range(n) if c not in cols]
+            minor = np.linalg.det(a[np.ix_(r_rest, c_rest)]) if r_rest else 1.0
+            perm = np.zeros(n, int)
+            perm[list(rows) + r_rest] = list(cols) + c_rest
+            sign = np.linalg.det(np.eye(n)[perm])
+            out[tuple(x for pair in zip(rows, cols, strict=True) for x in pair)] = sign * minor
+    return out
+
+
+def _nested(f: Callable[..., Any], modes: str) -> Callable[..., Any]:
+    for mode in modes:
+        f = T.jacfwd(f) if mode == "f" else T.jacrev(f)
+    return f
+
+
+def _low_rank(n: int, rank: int, rng: np.random.Generator = RNG) -> np.ndarray:
+    return rng.normal(size=(n, rank)) @ rng.normal(size=(rank, n))
+
+
+SINGULAR = {
+    "rows_proportional": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+    "zero_first_column": np.array([[0.0, 1.0, 2.0], [0.0, 1.0, 5.0], [0.0, 3.0, -1.0]]),
+    "rank_1_exact": np.outer([1.0, 2.0, -1.0], [3.0, 0.5, 1.0]),
+    "zero": np.zeros((3, 3)),
+    "rank_3_of_4": _low_rank(4, 3),
+    "rank_2_of_4": _low_rank(4, 2),
+    "rank_1_of_4": _low_rank(4, 1),
+    "rank_1_of_2": _low_rank(2, 1),
+    "tiny_rank_2_of_3": 1e-150 * _low_rank(3, 2),
+    "huge_rank_2_of_3": 1e100 * _low_rank(3, 2),
+}
+MODES = ["f", "r", "ff", "fr", "rf", "rr", "fff", "rrr", "frf", "rfr"]
+
+
+@pytest.mark.parametrize("name", sorted(SINGULAR))
+def test_det_derivatives_at_singular_matrices_are_the_closed_form(name: str) -> None:
+    """The gradient is the cofactor matrix (zero at rank <= n - 2), the Hessian and the third
+    derivative the signed minors of size n - 2 and n - 3, in every nesting of modes."""
+    a = SINGULAR[name]
+    scale = float(np.max(np.abs(a))) or 1.0
+    for modes in MODES:
+        expected = _det_derivative(a, len(modes))
+        got = _nested(L.det, modes)(a)
+        size = scale ** (a.shape[0] - len(modes))  # the k-th derivative scales like a^(n-k)
+        _close(got, expected, rtol=1e-9, atol=1e-9 * size)
+
+
+def test_det_gradient_at_an_exactly_singular_matrix_is_the_cofactor_matrix() -> None:
+    a = SINGULAR["rows_proportional"]
+    cofactors = np.array([[4.0, 4.0, -4.0], [-2.0, -2.0, 2.0], [0.0, 0.0, 0.0]])
+    _close(T.grad(L.det)(a), cofactors, atol=1e-13)
+    t = _normal(3, 3)
+    _close(T.jvp(L.det, (a,), (t,))[1], np.sum(cofactors * t), atol=1e-13)
+    _close(T.vjp(L.det, a)[1](2.0)[0], 2.0 * cofactors, atol=1e-13)
+
+
+def test_det_of_complex_singular_matrices_along_real_and_imaginary_directions() -> None:
+    for rank in (2, 1):
+        z = _low_rank(3, rank) + 1j * _low_rank(3, rank)
+        for dz in (_normal(3, 3) + 0j, 1j * _normal(3, 3)):
+            first = np.einsum("ij,ij->", _det_derivative(z, 1), dz)
+            second = np.einsum("ijkl,ij,kl->", _det_derivative(z, 2), dz, dz)
+
+            def tangent(x: Any, dz: np.ndarray = dz) -> Any:
+                return T.jvp(L.det, (x,), (dz,))[1]
+
+            _close(tangent(z), first, atol=1e-10)
+            _close(T.jvp(tangent, (z,), (dz,))[1], second, atol=1e-10)
+            # reverse mode: the transpose under Re(sum(a * b)) (det is holomorphic)
+            (ct,) = T.vjp(L.det, z)[1](np.complex128(1.0))
+            _close(ct, _det_derivative(z, 1), atol=1e-10)
+            (ct2,) = T.vjp(tangent, z)[1](np.complex128(1.0))
+            _close(ct2, np.einsum("ijkl,kl->ij", _det_derivative(z, 2), dz), atol=1e-10)
+
+
+def test_det_of_a_rank_deficient_product_is_differentiable() -> None:
+    """det(x @ y) is identically 0 for a 3 x 2 x and a 2 x 3 y: every derivative is 0, and
+    nothing raises although every product is singular."""
+    x, y = _normal(3, 2), _normal(2, 3)
+
+    def f(x: Any, y: Any) -> Any:
+        return L.det(x @ y)
+
+    for g in T.grad(f, argnums=(0, 1))(x, y):
+        _close(g, np.zeros_like(g), atol=1e-12)
+    for h in T.hessian(f, argnums=(0, 1))(x, y):
+        for block in h:
+            _close(block, np.zeros_like(block), atol=1e-12)
+    # and a product that is not identically singular: d det(x y) / dx = cof(x y) y^T
+    x, y = _normal(3, 3), _normal(3, 3)
+    y[2] = y[0] + y[1]  # y singular, x y singular
+    _close(T.grad(f)(x, y), _det_derivative(x @ y, 1) @ y.T, atol=1e-10)
+
+
+def test_vmap_of_det_derivatives_over_singular_and_regular_matrices() -> None:
+    stack = np.stack([SINGULAR["rows_proportional"], _conditioned(3, 3), SINGULAR["zero"]])
+    for f in (T.grad(L.det), T.hessian(L.det), T.jacfwd(T.jacrev(T.jacfwd(L.det)))):
+        _close(T.vmap(f)(stack), np.stack([f(a) for a in stack]), atol=1e-12)
+    # a stack through the primitive itself, not only vmap
+    _close(T.grad(lambda x: tnp.sum(L.det(x)))(stack), np.stack([T.grad(L.det)(a) for a in stack]))
+
+
+def test_slogdet_at_a_singular_matrix_gives_sign_zero_and_no_logabsdet_derivative() -> None:
+    """As in NumPy and JAX: (sign, logabsdet) = (0, -inf); sign's derivative is 0 (also for
+    complex input), logabsdet's is NaN (log|t| has none at 0), and nothing raises or warns."""
+    for a in (SINGULAR["rows_proportional"], SINGULAR["rank_1_exact"], SINGULAR["zero"]):
+        for z in (a, a + 0j):
+            n = z.shape[0]
+            (sign, logabsdet), (t_sign, t_logabsdet) = T.jvp(
+                lambda x: tuple(L.slogdet(x)), (z,), (_normal(n, n).astype(z.dtype),)
+            )
+            assert sign == 0 and logabsdet == -np.inf
+            assert t_sign == 0 and np.isnan(t_logabsdet)
+            _close(T.vjp(lambda x: L.slogdet(x)[0], z)[1](np.ones((), z.dtype))[0], 0 * z)
+            assert np.all(np.isnan(T.grad(lambda x: L.slogdet(x)[1])(a)))
+            _close(T.hessian(lambda x: L.slogdet(x)[0])(a), np.zeros((n, n, n, n)))
+    # in a stack, the non-singular matrices keep their derivatives
+    stack = np.stack([SINGULAR["rows_proportional"], _conditioned(3, 3)])
+    g = T.grad(lambda x: tnp.sum(L.slogdet(x)[1]))(stack)
+    assert np.all(np.isnan(g[0]))
+    _close(g[1], np.linalg.inv(stack[1]).T)
+
+
 # ---- conventions at the documented limits ---------------------------------------------------
 def test_symmetric_inputs_get_symmetrised_derivatives() -> None:
     """NumPy reads one triangle; the derivative is that of the symmetric part (JAX, autograd)."""

@@ -12,10 +12,12 @@ and NumPy 2's array-API functions (``vector_norm``, ``matrix_norm``, ``diagonal`
 
 Conventions and documented limits:
 
-- ``det``/``slogdet``/``inv``/``solve``: derivatives use ``inv(a)``/``solve(a, .)``, so they
-  are defined for non-singular ``a`` only (differentiating ``det`` at a singular matrix
-  raises NumPy's LinAlgError; the adjugate is not computed).
-  ``slogdet``'s ``sign`` has a zero derivative for real input.
+- ``det`` is differentiable everywhere, at every order: its gradient is the cofactor matrix
+  (rank one at rank n-1, zero at rank <= n-2), computed without ``inv`` at singular and
+  ill-conditioned matrices (``cofactor_p``). ``slogdet`` at a singular matrix gives NumPy's
+  ``(0, -inf)``: the derivative of ``sign`` is 0 there, that of ``logabsdet`` NaN (it has
+  none); ``sign`` has a zero derivative for real input everywhere. ``inv``/``solve`` (and
+  ``matrix_power`` with a negative exponent) need a non-singular ``a``, as their values do.
 - ``cholesky``, ``eigh``, ``eigvalsh``: ``a`` is taken to be symmetric; the tangent is
   symmetrised (``(da + da^T) / 2``) and so is the cotangent, as in JAX and autograd. NumPy
   reads only one triangle (``UPLO``), so along a non-symmetric direction these are the
@@ -46,6 +48,7 @@ Conventions and documented limits:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -53,12 +56,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from transforms.batch import BatchRule, defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.core.tree_util import register_pytree_node
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.jvp import defjvp, defjvp_joint
+from transforms.vjp import defvjp, defvjp_argnum
 
-from . import _elementwise, _indexing, _products, _reductions, _shape
+from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
 from ._arithmetic import in_dtype_of
 from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
@@ -229,12 +232,31 @@ def _front_rule(primitive: Primitive) -> BatchRule:
 
 
 # ---- inv -------------------------------------------------------------------------------------
-# d(A^-1) = -A^-1 dA A^-1; its transpose is -A^-T ct A^-T.
-inv_p = Primitive("inv", np.linalg.inv)
-defjvp(inv_p, lambda t, ans, a: -matmul(matmul(ans, t), ans))
+# d(A^-1) = -A^-1 dA A^-1; its transpose is -A^-T ct A^-T. With ``nan_if_singular`` (slogdet's
+# rules) a singular matrix of the stack gets NaN instead of NumPy's LinAlgError: the derivative
+# of log|det| does not exist there.
+def _inv_impl(a: Any, nan_if_singular: bool) -> Any:
+    if not nan_if_singular:
+        return np.linalg.inv(a)
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        n = np.shape(a)[-1]
+        out = np.empty(np.shape(a), np.result_type(a, 1.0))
+        flat = out.reshape(-1, n, n)
+        for i, m in enumerate(np.reshape(a, (-1, n, n))):
+            try:
+                flat[i] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                flat[i] = np.nan
+        return out
 
 
-def _inv_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
+inv_p = Primitive("inv", _inv_impl)
+defjvp(inv_p, lambda t, ans, a, nan_if_singular: -matmul(matmul(ans, t), ans))
+
+
+def _inv_vjp(ans: Any, a: Any, nan_if_singular: bool) -> Callable[[Any], Any]:
     ans_t = _mT(ans)
     return lambda ct: -matmul(matmul(ans_t, ct), ans_t)
 
@@ -247,23 +269,204 @@ def inv(a: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.inv`` (stacks of matrices too)."""
     a = _operand(a)
     _require_square(a, "inv")
-    return inv_p.bind(a)  # type: ignore[no-any-return]
+    return inv_p.bind(a, nan_if_singular=False)  # type: ignore[no-any-return]
+
+
+# ---- cofactor: the gradient of det, and its derivatives of every order ---------------------------
+# det is a polynomial, so its derivatives exist everywhere, singular matrices included: the
+# gradient is the cofactor matrix cof(A) = det(A) A^-T (rank n-1: rank one; rank <= n-2: zero).
+# ``cofactor_p(a, e_1, ..., e_k)`` is the k-th derivative of cof at ``a`` along ``e_1..e_k``,
+# i.e. the gradient in X of D^(k+1) det(a)[e_1, ..., e_k, X]: symmetric and multilinear in
+# the e_i, so its JVP appends the tangent as one more direction (or puts it in place of the e_i
+# it belongs to), and under the pairing sum(a * b) its VJP for every operand is the same
+# primitive with the cotangent as the last direction. One primitive closes every order.
+#
+# Values: the coefficient of t_1...t_k in cof(B + sum t_i E_i) follows from B^-1 and det(B)
+# by recurrences over the subsets of {1..k} (``_cofactor_series``). A well-conditioned ``a``
+# uses them directly (k = 0: det(a) a^-T). Otherwise, with a = U S V^H (SVD), the polynomial
+# identity cof(a + X) = det(U V^H) conj(U) cof(S + U^H X V) V^T moves to the diagonal S, where
+# the coefficients are affine in each singular value: the small ones (<= _SMALL * s_max) are
+# replaced by +-s_max, the series evaluated there, and the exact affine interpolation at the
+# true values taken. More than k + 1 singular values at rounding level make the result 0.
+_WELL_CONDITIONED = 1e6  # 1-norm condition number up to which B^-1 is used as it is
+_SMALL = 1e-4
+_NORMAL = float(np.finfo(np.float64).tiny / np.finfo(np.float64).eps)  # |det| with full precision
+
+
+def _bits(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def _subsets(mask: int) -> list[int]:
+    out, sub = [], mask
+    while True:
+        out.append(sub)
+        if not sub:
+            return out
+        sub = (sub - 1) & mask
+
+
+def _cofactor_series(inv_b: Any, det_b: Any, es: Sequence[Any]) -> Any:
+    """The coefficient of t_1...t_k in cof(B + sum_i t_i E_i) (raw NumPy, stacks), from
+    ``inv_b = B^-1`` and ``det_b = det(B)``. With X_K, d_K the coefficients of t_K in
+    (B + N)^-1 and det(B + N): X_K = -B^-1 sum_{i in K} E_i X_{K-i}, d_K = sum over
+    K' within K - i (i = min K) of d_{K'} tr(X_{K-i-K'} E_i), and cof = det * inv^T."""
+    full = (1 << len(es)) - 1
+    inverses = {0: inv_b}
+    dets = {0: det_b}
+    for mask in range(1, full + 1):  # every proper subset of mask comes before it
+        acc = sum(es[i] @ inverses[mask & ~(1 << i)] for i in _bits(mask))
+        inverses[mask] = -(inv_b @ acc)
+        first = _bits(mask)[0]
+        rest = mask & ~(1 << first)
+        dets[mask] = sum(
+            dets[sub] * np.einsum("...ij,...ji->...", inverses[rest & ~sub], es[first])
+            for sub in _subsets(rest)
+        )
+    return sum(
+        dets[sub][..., None, None] * np.swapaxes(inverses[full & ~sub], -1, -2)
+        for sub in _subsets(full)
+    )
+
+
+def _cofactor_by_svd(a: Any, es: Sequence[Any]) -> Any:
+    """``_cofactor_series`` at any one matrix ``a`` (singular or not), through its SVD, for
+    directions ``es`` that may be stacks."""
+    n, k = a.shape[-1], len(es)
+    shape = np.broadcast_shapes(a.shape, *(e.shape for e in es))
+    if not np.all(np.isfinite(a)):
+        return np.full(shape, np.nan, a.dtype)
+    u, s, vh = np.linalg.svd(a)
+    fs = [u.conj().T @ e @ vh.conj().T for e in es]
+    s_max = s[0]
+    if np.count_nonzero(s <= n * np.finfo(s.dtype).eps * s_max) > k + 1:
+        return np.zeros(shape, a.dtype)
+    small = np.flatnonzero(s <= _SMALL * s_max)[-(k + 2) :]
+    r = s_max if s_max > 0 else 1.0
+    total: Any = 0.0
+    for signs in itertools.product((1.0, -1.0), repeat=len(small)):
+        d = s.copy()
+        d[small] = np.array(signs) * r
+        weight = np.prod((1.0 + np.array(signs) * s[small] / r) / 2.0)
+        diag = np.diag(1.0 / d).astype(a.dtype)
+        total = total + weight * _cofactor_series(diag, np.prod(d), fs)
+    sigma = np.linalg.det(u) * np.linalg.det(vh)
+    return sigma * (u.conj() @ total @ vh.conj())
+
+
+def _one_norm(x: Any) -> Any:
+    return np.maximum.reduce(np.add.reduce(np.abs(x), axis=-2), axis=-1)
+
+
+def _well_conditioned(a: Any) -> Any:
+    """``a^-1`` if every matrix of the stack ``a`` is well-conditioned, else ``None``."""
+    try:
+        inv_a = np.linalg.inv(a)
+    except np.linalg.LinAlgError:  # an exactly singular matrix
+        return None
+    good = _one_norm(a) * _one_norm(inv_a) <= _WELL_CONDITIONED
+    return inv_a if good.all() else None
+
+
+def _largest(x: Any) -> Any:
+    """The largest magnitude in each matrix of the stack ``x`` (1 for a zero matrix)."""
+    m = np.maximum.reduce(np.abs(x), axis=(-2, -1), initial=0.0)
+    return np.where(m > 0, m, 1.0)
+
+
+def _cofactor_impl(a: Any, *es: Any, det: Any = None) -> Any:
+    """``cofactor_p``'s value (raw NumPy; ``det``: det(a), if the caller has it)."""
+    if not es and a.dtype in (np.float64, np.complex128):  # the gradient of det, at once
+        inv_a = _well_conditioned(a)
+        if inv_a is not None:
+            det_a = np.linalg.det(a) if det is None else det
+            if np.all(np.isfinite(det_a)) and np.all(np.abs(det_a) >= _NORMAL):
+                return det_a[..., None, None] * np.swapaxes(inv_a, -1, -2)
+    dtype = np.result_type(a, *es)
+    work = np.result_type(dtype, np.float64)
+    shape = np.broadcast_shapes(np.shape(a), *(np.shape(e) for e in es))
+    n, k = shape[-1], len(es)
+    if k >= n:  # D^(k+1) det = 0 beyond the degree n of det
+        return np.zeros(shape, dtype)
+    # a's own matrices (leading axes padded to the result's), each decided once: under
+    # jacfwd one matrix meets a whole stack of directions. cof_k is homogeneous of degree
+    # n - 1 - k in a and linear in each e_i: scaling every matrix to entries of size 1 keeps
+    # the recurrences clear of overflow and underflow.
+    mats = np.asarray(a, work).reshape((1,) * (len(shape) - np.ndim(a)) + np.shape(a))
+    scale = _largest(mats)
+    mats = mats / scale[..., None, None]
+    factor = scale ** (n - 1 - k)
+    dirs = []
+    for e in es:
+        size = _largest(e)
+        dirs.append(np.asarray(e, work) / size[..., None, None])
+        factor = factor * size
+    inv_b = _well_conditioned(mats)
+    if inv_b is not None:
+        out = _cofactor_series(inv_b, np.linalg.det(mats), dirs)
+    else:  # matrix by matrix: the series where it is well-conditioned, the SVD elsewhere
+        out = np.empty(shape, work)
+        full = [np.broadcast_to(d, shape) for d in dirs]
+        for index in np.ndindex(mats.shape[:-2]):
+            lead = mats.shape[:-2]
+            where = tuple(slice(None) if m == 1 else i for i, m in zip(index, lead, strict=True))
+            m = mats[index]
+            inv_m = _well_conditioned(m)
+            sub = [d[where] for d in full]
+            if inv_m is None:
+                out[where] = _cofactor_by_svd(m, sub)
+            else:
+                out[where] = _cofactor_series(inv_m, np.linalg.det(m), sub)
+    out = out * factor[..., None, None]
+    return out.astype(dtype, copy=False)
+
+
+cofactor_p = Primitive("cofactor", _cofactor_impl)
+
+
+def _cofactor_jvp(ts: Sequence[Any], ans: Any, a: Any, *es: Any) -> Any:
+    terms = [] if ts[0] is None else [cofactor_p.bind(a, *es, ts[0])]
+    for i, t in enumerate(ts[1:]):
+        if t is not None:
+            terms.append(cofactor_p.bind(a, *es[:i], t, *es[i + 1 :]))
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
+def _cofactor_vjp(argnum: int, ans: Any, a: Any, *es: Any) -> Callable[[Any], Any]:
+    operand = a if argnum == 0 else es[argnum - 1]
+    others = es if argnum == 0 else es[: argnum - 1] + es[argnum:]
+    shape = shape_of(operand)
+    return in_dtype_of(
+        operand,
+        ans,
+        lambda ct: _shape.unbroadcast(cofactor_p.bind(a, *others, ct), shape),
+    )
+
+
+defjvp_joint(cofactor_p, _cofactor_jvp)
+defvjp_argnum(cofactor_p, _cofactor_vjp)
+defbatch(cofactor_p, elementwise_rule(cofactor_p))  # batch axes in front, like a gufunc
+
+
+def _cofactor(a: Any, det_a: Any) -> Any:
+    """cof(a) = d det(a) / da; on a plain array the value of det(a) at hand is reused."""
+    if isinstance(a, Tracer):
+        return cofactor_p.bind(a)
+    return _cofactor_impl(a, det=det_a)
 
 
 # ---- det ---------------------------------------------------------------------------------------
-# d det(A) = det(A) tr(A^-1 dA) = det(A) sum(A^-T * dA); the VJP is ct det(A) A^-T.
-def _trace_against(a: Any, t: Any) -> Any:
-    """``tr(A^-1 T)`` for each matrix of the stacks, as ``sum(A^-T * T)``."""
-    return _reductions.sum(_mT(inv(a)) * t, axis=(-2, -1))
-
-
+# d det(A) = sum(cof(A) * dA); the VJP is ct cof(A). Exact at singular matrices too.
 det_p = Primitive("det", np.linalg.det)
-defjvp(det_p, lambda t, ans, a: ans * _trace_against(a, t))
+defjvp(det_p, lambda t, ans, a: _reductions.sum(_cofactor(a, ans) * t, axis=(-2, -1)))
 
 
 def _det_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
-    inv_t = _mT(inv(a))
-    return lambda ct: _cols(_cols(ct * ans)) * inv_t
+    cof = _cofactor(a, ans)
+    return lambda ct: _cols(_cols(ct)) * cof
 
 
 defvjp(det_p, _det_vjp)
@@ -271,29 +474,46 @@ defbatch(det_p, _front_rule(det_p))
 
 
 def det(a: ArrayLike) -> Array:
-    """Differentiable ``numpy.linalg.det``; derivatives need a non-singular ``a``."""
+    """Differentiable ``numpy.linalg.det``, at every order and at singular matrices too (the
+    gradient is the cofactor matrix, see the module notes)."""
     a = _operand(a)
     _require_square(a, "det")
     return det_p.bind(a)  # type: ignore[no-any-return]
 
 
 # ---- slogdet (sign, logabsdet) -------------------------------------------------------------------
-# With tr = tr(A^-1 dA): d logabsdet = Re(tr); d sign = sign * i Im(tr) (zero for real A).
+# With tr = tr(A^-1 dA) = sum(A^-T * dA): d logabsdet = Re(tr); d sign = sign * i Im(tr) (zero for
+# real A). At a singular A (sign 0, logabsdet -inf, as in NumPy) logabsdet has no derivative
+# (log|t| at t = 0): NaN; sign gets 0, as in JAX; nothing raises.
 slogdet_p = Primitive("slogdet", lambda a: tuple(np.linalg.slogdet(a)), multiple_results=True)
+
+
+def _log_det_gradient(a: Any) -> Any:
+    return _mT(inv_p.bind(a, nan_if_singular=True))
+
+
+def _any_singular(sign: Any) -> bool:
+    """Whether a matrix of the stack is singular (decided on the primal values, at forward
+    time: a non-singular stack pays nothing for the guards below)."""
+    return bool(np.any(concrete(sign) == 0))
 
 
 def _slogdet_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
     sign = ans[0]
-    tr = _trace_against(a, t)
+    tr = _reductions.sum(_log_det_gradient(a) * t, axis=(-2, -1))
     if not _is_complex(tr):
         return None, tr
     re = _elementwise.real(tr)
-    return sign * (tr - re), re
+    sign_dot = sign * (tr - re)
+    if _any_singular(sign):
+        sign_dot = _arithmetic.where(_arithmetic.equal(sign, 0), 0.0, sign_dot)
+    return sign_dot, re
 
 
 def _slogdet_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
     sign = ans[0]
-    inv_t = _mT(inv(a))
+    inv_t = _log_det_gradient(a)
+    singular = _any_singular(sign)
 
     def pullback(cts: Any) -> Any:
         ct_sign, ct_logabsdet = cts
@@ -301,7 +521,10 @@ def _slogdet_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
         if _is_complex(sign):
             cs = ct_sign * sign
             k = k + (cs - _elementwise.real(cs))
-        return _cols(_cols(k)) * inv_t
+        k = _cols(_cols(k))
+        if singular:  # an unused logabsdet (zero cotangent) contributes 0, not 0 * NaN
+            return k * _arithmetic.where(_arithmetic.equal(k, 0), 0.0, inv_t)
+        return k * inv_t
 
     return pullback
 
