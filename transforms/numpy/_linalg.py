@@ -18,32 +18,39 @@ Conventions and documented limits:
   ``(0, -inf)``: the derivative of ``sign`` is 0 there, that of ``logabsdet`` NaN (it has
   none); ``sign`` has a zero derivative for real input everywhere. ``inv``/``solve`` (and
   ``matrix_power`` with a negative exponent) need a non-singular ``a``, as their values do.
-- ``cholesky``, ``eigh``, ``eigvalsh``: ``a`` is taken to be symmetric; the tangent is
-  symmetrised (``(da + da^T) / 2``) and so is the cotangent, as in JAX and autograd. NumPy
-  reads only one triangle (``UPLO``), so along a non-symmetric direction these are the
-  derivatives of the symmetric part, whichever triangle is read.
-- ``eigh``, ``eig``: eigenvector derivatives need distinct eigenvalues (a repeated eigenvalue
-  gives inf/nan: the eigenvectors are not differentiable there); ``eigh``'s eigenvalues
-  (``eigvalsh``) are differentiable wherever they are distinct. Eigenvectors are unit-norm;
-  their sign (``eigh``) or phase (``eig``, complex) is a LAPACK convention: ``eigh``'s real
-  sign is locally constant, so its tangent is exact; ``eig``'s complex eigenvectors get the
-  tangent orthogonal (``Re(v^H dv) = 0``) to ``v``, i.e. only gauge-invariant functions
-  (``|v_i|^2``, ``v_i conj(v_j)``, ``V f(w) V^-1``) have a meaningful derivative. ``eig``
-  does not sort its eigenvalues: their order may jump between nearby matrices, so only
-  order-invariant functions of them are differentiable across such a jump.
-- ``svd``: derivatives need ``full_matrices=False`` (or a square matrix) and distinct
-  singular values; non-square matrices also need non-zero singular values. ``U`` and ``Vh``
-  share a sign per singular triplet: test ``U diag(f(s)) Vh`` or ``U * U``.
+- ``cholesky``, ``eigh``, ``eigvalsh``: NumPy (LAPACK) reads one triangle of ``a`` (``UPLO``;
+  ``cholesky``: the lower one, the upper one with ``upper=True``) and the imaginary part of
+  the diagonal not at all. The derivative is that of this function, for any ``a``: the other
+  triangle gets a zero cotangent and the read triangle's off-diagonal entries count twice
+  (once for their mirror). Along a Hermitian direction at a Hermitian ``a`` this is the
+  familiar derivative; JAX and autograd instead symmetrise the tangent (and JAX the input),
+  so their gradients are the Hermitian part of ours.
+- Eigenvectors and singular vectors are defined up to a sign (real) or a phase (complex) per
+  vector, a LAPACK convention: only gauge-invariant functions (``|v_i|^2``, ``V f(w) V^H``,
+  ``U diag(f(s)) V^H``, projectors) have a meaningful derivative. The rules fix the gauge by
+  ``Im(v^H dv) = 0`` (``eigh``, ``svd``'s ``V``; ``svd``'s ``U`` carries the phase change of
+  each triplet; ``eig``: ``Re(v^H dv) = 0`` with unit ``v``). A real ``eigh``'s sign is locally
+  constant, so its tangent is exact.
+- Repeated eigenvalues (``eigh``, ``eig``) and singular values (``svd``) have no
+  differentiable eigen/singular vectors: their derivatives are inf/nan there (the gaps
+  ``1 / (w_j - w_i)`` divide by zero); eigenvalues stay differentiable where distinct.
+  ``eig`` does not sort its eigenvalues: their order may jump between nearby matrices, so
+  only order-invariant functions of them are differentiable across such a jump.
+- ``svd``: derivatives need ``full_matrices=False`` (or a square matrix: the extra singular
+  vectors are not unique); non-square, and complex, matrices also need non-zero singular
+  values (the phase term divides by them). ``hermitian=True`` takes ``a`` to be Hermitian.
+  The 2, -2 and nuclear norms go through ``svdvals``.
 - ``qr``: derivatives for ``mode='reduced'``/``'r'`` (and ``'complete'`` where it is the
-  same) of square or tall (``m >= n``) full-column-rank matrices; ``Q``'s column signs are
-  LAPACK's, locally constant.
+  same: ``m <= n``) of full-rank matrices: full column rank when tall, a non-singular leading
+  ``m x m`` block when wide. ``Q``'s column signs (phases) are LAPACK's, with a real diagonal
+  of ``R``: locally constant, except where a column is already zero below the diagonal (a
+  triangular input), where LAPACK skips the reflection and the signs jump: differentiate
+  sign-invariant functions (``Q R``, ``|Q|^2``) there.
 - ``pinv``, ``lstsq``: the derivative is that of the pseudo-inverse at constant rank (in
   practice: full rank). ``lstsq`` is ``pinv(a, rcond) @ b``; its ``residuals`` and ``s`` are
   differentiable too (composites), ``rank`` is an integer.
-- ``cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd`` are differentiated for real input
-  only (complex input raises ``NotImplementedError`` when differentiated); ``det``, ``inv``,
-  ``solve``, ``slogdet``, ``pinv``, ``eig``, ``norm``, ``matrix_power``, ``multi_dot`` and
-  ``trace`` take complex input too.
+- Every function takes complex input, with the complex convention of the package: a VJP is
+  the transpose of the JVP under ``Re(sum(a * b))``, no conjugation.
 """
 
 from __future__ import annotations
@@ -164,6 +171,10 @@ def _real(x: Any) -> Any:
     return _elementwise.real(x) if _is_complex(x) else x
 
 
+def _real_dtype(x: Any) -> np.dtype[Any]:
+    return np.finfo(dtype_of(x)).dtype
+
+
 def _mH(x: Any) -> Any:
     return _conj(_mT(x))
 
@@ -181,10 +192,6 @@ def _diagonal(x: Any) -> Any:
 def _diag_embed(v: Any) -> Any:
     """Diagonal matrices from a stack of vectors: ``(..., n) -> (..., n, n)``."""
     return _shape.expand_dims(v, -2) * _eye(shape_of(v)[-1], dtype_of(v))
-
-
-def _sym(x: Any) -> Any:
-    return (x + _mT(x)) * 0.5
 
 
 def _rows(v: Any) -> Any:
@@ -208,14 +215,6 @@ def _require_square(a: Any, name: str) -> None:
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise np.linalg.LinAlgError(
             f"{name}: last 2 dimensions of the array must be square (got shape {shape})"
-        )
-
-
-def _require_real(x: Any, name: str) -> None:
-    if _is_complex(x):
-        raise NotImplementedError(
-            f"tnp.linalg.{name}: derivatives are implemented for real input only (got "
-            f"{dtype_of(x)})"
         )
 
 
@@ -681,13 +680,40 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
         else:
             residuals = _reductions.sum(r2, axis=-2)
     else:
-        residuals = np.empty((0,), dtype=np.result_type(dtype_of(a), dtype_of(b)))
+        real_dtype = np.finfo(np.result_type(dtype_of(a), dtype_of(b))).dtype  # as NumPy
+        residuals = np.empty((0,), dtype=real_dtype)
     return LstsqResult(x, residuals, rank, s)
 
 
+# ---- reading one triangle: what LAPACK decomposes in cholesky, eigh, eigvalsh --------------------
+# NumPy (LAPACK) reads one triangle of ``a``: the matrix it factors is H = P(a) with
+# P(X) = S + S^H + Re(diag X), S the strict lower (UPLO='L') or upper ('U') triangle of X, so the
+# derivative is that of P: the other triangle has none, the read one counts twice (once as
+# itself, once as its mirror), the imaginary part of the diagonal none. P's transpose under
+# Re(sum(a * b)) is K -> S(K) + S(K^H) + Re(diag K).
+def _triangle(x: Any, uplo: str) -> Any:
+    """The strict lower (``'L'``) or upper (``'U'``) triangle of ``x``."""
+    n = shape_of(x)[-1]
+    mask = np.tril(np.ones((n, n), _real_dtype(x)), -1)
+    return x * (mask if uplo == "L" else mask.T)
+
+
+def _read_hermitian(x: Any, uplo: str) -> Any:
+    """P(x): the Hermitian matrix that LAPACK reads from the ``uplo`` triangle of ``x``."""
+    s = _triangle(x, uplo)
+    return s + _mH(s) + _real(x) * _eye(shape_of(x)[-1], _real_dtype(x))
+
+
+def _read_hermitian_transpose(k: Any, uplo: str) -> Any:
+    """P^T(k), the transpose of ``_read_hermitian``: the cotangent of the matrix read."""
+    return _triangle(k + _mH(k), uplo) + _real(k) * _eye(shape_of(k)[-1], _real_dtype(k))
+
+
 # ---- cholesky ------------------------------------------------------------------------------------
-# A = L L^T, dA symmetrised to S: dL = L Phi(L^-1 S L^-T), Phi = lower triangle, diagonal
-# halved. Its transpose: ct_A = sym(L^-T Phi(L^T G) L^-1) (Murray, arXiv:1602.07527).
+# A = L L^H of the matrix read from the lower triangle (``upper=True`` reads the upper one, as
+# NumPy: cholesky(a, upper=True) = cholesky(a^H)^H). With S = P(dA): dL = L Phi(L^-1 S L^-H),
+# Phi = lower triangle, diagonal halved (real: L's diagonal is). Transposed under
+# Re(sum(a * b)): ct_A = P^T(L^-T Phi(L^T G) conj(L)^-1) (Murray, arXiv:1602.07527, real case).
 def _phi(x: Any) -> Any:
     n = shape_of(x)[-1]
     mask = np.tril(np.ones((n, n), dtype=dtype_of(x))) - 0.5 * _eye(n, dtype_of(x))
@@ -695,20 +721,18 @@ def _phi(x: Any) -> Any:
 
 
 def _cholesky_jvp(t: Any, ans: Any, a: Any) -> Any:
-    _require_real(a, "cholesky")
     low = ans
-    x = _solve(low, _mT(_solve(low, _sym(t))))  # L^-1 S L^-T (S symmetric)
+    x = _solve(low, _mH(_solve(low, _read_hermitian(t, "L"))))  # L^-1 S L^-H (S Hermitian)
     return matmul(low, _phi(x))
 
 
 def _cholesky_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
-    _require_real(a, "cholesky")
-    low_t = _mT(ans)
+    low_t, low_h = _mT(ans), _mH(ans)
 
     def pullback(ct: Any) -> Any:
         y = _phi(matmul(low_t, ct))
-        z = _mT(_solve(low_t, _mT(_solve(low_t, y))))  # L^-T Y L^-1
-        return _sym(z)
+        z = _mT(_solve(low_h, _mT(_solve(low_t, y))))  # L^-T Y conj(L)^-1
+        return _read_hermitian_transpose(z, "L")
 
     return pullback
 
@@ -720,53 +744,81 @@ defbatch(cholesky_p, _front_rule(cholesky_p))
 
 
 def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
-    """Differentiable ``numpy.linalg.cholesky`` of a symmetric positive-definite ``a``
-    (derivatives symmetrised, see the module notes); ``upper=True`` gives ``L^H``."""
+    """Differentiable ``numpy.linalg.cholesky`` of the Hermitian positive-definite matrix read
+    from the lower triangle of ``a`` (the upper one with ``upper=True``, which returns ``L^H``),
+    real or complex; the derivative is of that function (see the module notes)."""
     a = _operand(a)
     _require_square(a, "cholesky")
-    low = cholesky_p.bind(a)
-    return _mH(low) if upper else low  # type: ignore[no-any-return]
+    if upper:
+        return _mH(cholesky_p.bind(_mH(a)))  # type: ignore[no-any-return]
+    return cholesky_p.bind(a)  # type: ignore[no-any-return]
 
 
-# ---- qr (mode='reduced', m >= n) -----------------------------------------------------------------
-# With B = dA R^-1, C = Q^T B, O = tril(C, -1) - tril(C, -1)^T (skew):
-#   dQ = Q (O - C) + B,  dR = (C - O) R   (Townsend, "Differentiating the QR decomposition").
-# Transposed: M = Q^T GQ - GR R^T, N = tril(M - M^T, -1) - M, ct_A = (GQ + Q N) R^-T.
+# ---- qr (mode='reduced') ------------------------------------------------------------------------
+# Square or tall (m >= n), full column rank, R with LAPACK's real diagonal. With B = dA R^-1,
+# C = Q^H B and Omega = Q^H dQ = L - L^H + i Im(diag C) (L = tril(C, -1); skew-Hermitian):
+#   dQ = Q (Omega - C) + B,  dR = (C - Omega) R   (Townsend, "Differentiating the QR
+# decomposition", with the complex diagonal term). Transposed under Re(sum(a * b)):
+#   M = Q^T GQ - GR R^T, N = tril(M, -1) - tril(M^H, -1) + i Im(diag M) - M,
+#   ct_A = (GQ + conj(Q) N) R^-T.
+# Wide (m < n): A = [X | Y] with X square, and LAPACK's Q is that of X: (Q, U) = qr(X),
+# R = [U | V], V = Q^H Y, so dV = dQ^H Y + Q^H dY; transposed: GQ gains conj(Y GV^T) before
+# the square rule, and ct_Y = conj(Q) GV. X must be non-singular.
 def _strict_lower(x: Any) -> Any:
     n = shape_of(x)[-1]
     return x * np.tril(np.ones((n, n), dtype=dtype_of(x)), -1)
 
 
-def _require_tall(a: Any) -> None:
-    m, n = shape_of(a)[-2:]
-    if m < n:
-        raise NotImplementedError(
-            f"tnp.linalg.qr: derivatives need a square or tall matrix (m >= n), got {m} x {n}"
-        )
+def _imag_diagonal(x: Any) -> Any:
+    """``i Im(diag(x))`` as a diagonal matrix (0 for real ``x``)."""
+    return (x - _conj(x)) * (0.5 * _eye(shape_of(x)[-1], _real_dtype(x)))
 
 
-def _qr_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
-    _require_real(a, "qr")
-    _require_tall(a)
-    q, r = ans
+def _columns(x: Any, start: int | None, stop: int | None) -> Any:
+    return _indexing.getitem(x, (Ellipsis, slice(start, stop)))
+
+
+def _qr_tall_jvp(t: Any, q: Any, r: Any) -> tuple[Any, Any]:
     b = _mT(_solve(_mT(r), _mT(t)))  # dA R^-1
-    c = matmul(_mT(q), b)
+    c = matmul(_mH(q), b)
     low = _strict_lower(c)
-    omega = low - _mT(low)
+    omega = low - _mH(low)
+    if _is_complex(c):
+        omega = omega + _imag_diagonal(c)
     return matmul(q, omega - c) + b, matmul(c - omega, r)
 
 
-def _qr_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
-    _require_real(a, "qr")
-    _require_tall(a)
+def _qr_tall_pullback(q: Any, r: Any, ct_q: Any, ct_r: Any) -> Any:
+    m = matmul(_mT(q), ct_q) - matmul(ct_r, _mT(r))
+    n = _strict_lower(m) - _strict_lower(_mH(m)) - m
+    if _is_complex(m):
+        n = n + _imag_diagonal(m)
+    w = ct_q + matmul(_conj(q), n)
+    return _mT(_solve(r, _mT(w)))  # W R^-T
+
+
+def _qr_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
     q, r = ans
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return _qr_tall_jvp(t, q, r)
+    d_q, d_u = _qr_tall_jvp(_columns(t, None, m), q, _columns(r, None, m))
+    d_v = matmul(_mH(d_q), _columns(a, m, None)) + matmul(_mH(q), _columns(t, m, None))
+    return d_q, _shape.concatenate([d_u, d_v], axis=-1)
+
+
+def _qr_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
+    q, r = ans
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return lambda cts: _qr_tall_pullback(q, r, *cts)
+    u, y = _columns(r, None, m), _columns(a, m, None)
 
     def pullback(cts: Any) -> Any:
         ct_q, ct_r = cts
-        m = matmul(_mT(q), ct_q) - matmul(ct_r, _mT(r))
-        n = _strict_lower(m - _mT(m)) - m
-        w = ct_q + matmul(q, n)
-        return _mT(_solve(r, _mT(w)))  # W R^-T
+        ct_u, ct_v = _columns(ct_r, None, m), _columns(ct_r, m, None)
+        ct_x = _qr_tall_pullback(q, u, ct_q + _conj(matmul(y, _mT(ct_v))), ct_u)
+        return _shape.concatenate([ct_x, matmul(_conj(q), ct_v)], axis=-1)
 
     return pullback
 
@@ -779,9 +831,12 @@ defbatch(qr_p, _front_rule(qr_p))
 
 def qr(a: ArrayLike, mode: str = "reduced") -> Any:
     """Differentiable ``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode='reduced'`` (and
-    ``'complete'`` where it equals ``'reduced'``: ``m <= n``), or ``R`` alone for ``mode='r'``.
-    Derivatives need ``m >= n`` and full column rank; ``Q``'s column signs are LAPACK's
-    (locally constant). ``'raw'`` and a tall ``'complete'`` are NumPy's, for plain arrays."""
+    ``'complete'`` where it equals ``'reduced'``: ``m <= n``), or ``R`` alone for ``mode='r'``;
+    real or complex. Derivatives need full rank: full column rank for ``m >= n``, a
+    non-singular leading ``m x m`` block for a wide ``a``; ``Q``'s column signs (phases) are
+    LAPACK's, with a real diagonal of ``R``, locally constant. ``'raw'`` and a tall
+    ``'complete'`` are NumPy's, for plain arrays (the extra columns of a complete ``Q`` are not
+    unique, hence not differentiable)."""
     a = _operand(a)
     shape = shape_of(a)
     if len(shape) < 2:
@@ -805,25 +860,26 @@ def _plain_mode(mode: str) -> Any:
     return mode
 
 
-# ---- eigh, eigvalsh (symmetric) ------------------------------------------------------------------
-# With S = sym(dA), C = V^T S V, F_ij = 1 / (w_j - w_i): dw = diag(C), dV = V (F * C).
-# Transposed: ct_A = sym(V (diag(Gw) + F * (V^T GV)) V^T).
+# ---- eigh, eigvalsh (symmetric / Hermitian) -------------------------------------------------
+# Of the matrix P(a) read from the ``UPLO`` triangle (see above). With C = V^H P(dA) V and
+# F_ij = 1 / (w_j - w_i): dw = Re(diag C), dV = V (F * C) (eigenvectors kept orthogonal to their
+# own tangent: V^H dV has a zero diagonal). Transposed:
+# ct_A = P^T(conj(V) (diag(Gw) + F * (V^T GV)) V^T).
 def _eigh_jvp(t: Any, ans: Any, a: Any, UPLO: str) -> tuple[Any, Any]:
-    _require_real(a, "eigh")
     w, v = ans
-    c = matmul(_mT(v), matmul(_sym(t), v))
-    return _diagonal(c), matmul(v, _reciprocal_gaps(w) * c)
+    c = matmul(_mH(v), matmul(_read_hermitian(t, UPLO), v))
+    return _real(_diagonal(c)), matmul(v, _reciprocal_gaps(w) * c)
 
 
 def _eigh_vjp(ans: Any, a: Any, UPLO: str) -> Callable[[Any], Any]:
-    _require_real(a, "eigh")
     w, v = ans
     gaps = _reciprocal_gaps(w)
+    v_t, v_conj = _mT(v), _conj(v)
 
     def pullback(cts: Any) -> Any:
         ct_w, ct_v = cts
-        k = _diag_embed(ct_w) + gaps * matmul(_mT(v), ct_v)
-        return _sym(matmul(v, matmul(k, _mT(v))))
+        k = _diag_embed(ct_w) + gaps * matmul(v_t, ct_v)
+        return _read_hermitian_transpose(matmul(v_conj, matmul(k, v_t)), UPLO)
 
     return pullback
 
@@ -837,9 +893,11 @@ defbatch(eigh_p, _front_rule(eigh_p))
 
 
 def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:
-    """Differentiable ``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of a
-    real symmetric ``a``. Eigenvector derivatives need distinct eigenvalues (see the module
-    notes); the derivatives are symmetrised whichever triangle ``UPLO`` names."""
+    """Differentiable ``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of the
+    real symmetric or complex Hermitian matrix NumPy reads from the ``UPLO`` triangle of
+    ``a`` (the derivative is of that function: the other triangle has none). Eigenvector
+    derivatives need distinct eigenvalues, and of complex eigenvectors only gauge-invariant
+    functions are meaningful (see the module notes)."""
     a = _operand(a)
     _require_square(a, "eigh")
     if UPLO not in ("L", "U"):
@@ -848,17 +906,17 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:
     return EighResult(w, v)
 
 
-# dw = diag(V^T dA V) = sum(V * (dA V), axis=-2); transposed: V diag(ct) V^T.
+# dw = Re(diag(V^H P(dA) V)) = Re(sum(conj(V) * (P(dA) V), axis=-2)); transposed:
+# P^T(conj(V) diag(ct) V^T).
 def _eigvalsh_jvp(t: Any, ans: Any, a: Any, UPLO: str) -> Any:
-    _require_real(a, "eigvalsh")
     v = eigh_p.bind(a, UPLO=UPLO)[1]
-    return _reductions.sum(v * matmul(_sym(t), v), axis=-2)
+    return _real(_reductions.sum(_conj(v) * matmul(_read_hermitian(t, UPLO), v), axis=-2))
 
 
 def _eigvalsh_vjp(ans: Any, a: Any, UPLO: str) -> Callable[[Any], Any]:
-    _require_real(a, "eigvalsh")
     v = eigh_p.bind(a, UPLO=UPLO)[1]
-    return lambda ct: matmul(v * _rows(ct), _mT(v))
+    v_t, v_conj = _mT(v), _conj(v)
+    return lambda ct: _read_hermitian_transpose(matmul(v_conj * _rows(ct), v_t), UPLO)
 
 
 eigvalsh_p = Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO))
@@ -868,8 +926,9 @@ defbatch(eigvalsh_p, _front_rule(eigvalsh_p))
 
 
 def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:
-    """Differentiable ``numpy.linalg.eigvalsh`` (derivatives exist where the eigenvalues are
-    distinct; at a repeated eigenvalue any symmetric-part formula is one of many)."""
+    """Differentiable ``numpy.linalg.eigvalsh`` of the matrix read from the ``UPLO`` triangle
+    (real or complex; derivatives exist where the eigenvalues are distinct: at a repeated
+    eigenvalue the formula gives one of the one-sided derivatives)."""
     a = _operand(a)
     _require_square(a, "eigvalsh")
     if UPLO not in ("L", "U"):
@@ -930,42 +989,44 @@ def eigvals(a: ArrayLike) -> Array:
 
 
 # ---- svd (reduced), svdvals ----------------------------------------------------------------------
-# With dS = U^T dA V, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (real input):
-#   ds = diag(dS)
-#   dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V S^-1          (second term if m > k)
-#   dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U S^-1        (second term if n > k)
-# Transposed, with J = F * (U^T GU), K = F * (V^T GV):
-#   ct_A = U (diag(Gs) + (J + J^T) S + S (K + K^T)) V^T
-#          + (I - U U^T) GU S^-1 V^T + U S^-1 GV^T (I - V V^T).
+# With P = U^H dA V, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, S = diag(s):
+#   ds = Re(diag P)
+#   dU = U (F * (P S + S P^H) + i Im(diag P) S^-1) + (I - U U^H) dA V S^-1    (last if m > k)
+#   dV = V (F * (S P + P^H S)) + (I - V V^H) dA^H U S^-1                     (last if n > k)
+# (JAX's gauge: V^H dV has a zero diagonal, U^H dU the imaginary i Im(P_ii) / s_i; for real
+# input that term is 0). Transposed under Re(sum(a * b)), with J = F * (U^T GU),
+# K = F * (V^T GV), GV = GVh^H:
+#   ct_A = conj(U) (diag(Gs) + (J + J^H) S + S (K + K^H) + i Im(diag(U^T GU)) S^-1) V^T
+#          + (GU - conj(U) U^T GU) S^-1 V^T + conj(U) S^-1 (GVh - GVh conj(V) V^T).
 def _svd_gaps(s: Any) -> Any:
     eye = _eye(shape_of(s)[-1], dtype_of(s))
     return 1.0 / ((_rows(s) - _cols(s)) * (_rows(s) + _cols(s)) + eye) - eye
 
 
 def _svd_jvp(t: Any, ans: Any, a: Any, hermitian: bool) -> tuple[Any, Any, Any]:
-    _require_real(a, "svd")
     u, s, vh = ans
-    v = _mT(vh)
+    v = _mH(vh)
     m, n = shape_of(a)[-2:]
     k = shape_of(s)[-1]
     t_v = matmul(t, v)
-    ds_mat = matmul(_mT(u), t_v)
+    p = matmul(_mH(u), t_v)
     f = _svd_gaps(s)
     s_row, s_col = _rows(s), _cols(s)
-    d_u = matmul(u, f * (ds_mat * s_row + s_col * _mT(ds_mat)))
-    d_v = matmul(v, f * (s_col * ds_mat + _mT(ds_mat) * s_row))
+    d_u = matmul(u, f * (p * s_row + s_col * _mH(p)))
+    if _is_complex(p):
+        d_u = d_u + matmul(u, _imag_diagonal(p) / s_row)
+    d_v = matmul(v, f * (s_col * p + _mH(p) * s_row))
     if m > k:
-        d_u = d_u + (t_v - matmul(u, matmul(_mT(u), t_v))) / s_row
+        d_u = d_u + (t_v - matmul(u, matmul(_mH(u), t_v))) / s_row
     if n > k:
-        t_u = matmul(_mT(t), u)
+        t_u = matmul(_mH(t), u)
         d_v = d_v + (t_u - matmul(v, matmul(vh, t_u))) / s_row
-    return d_u, _diagonal(ds_mat), _mT(d_v)
+    return d_u, _real(_diagonal(p)), _mH(d_v)
 
 
 def _svd_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
-    _require_real(a, "svd")
     u, s, vh = ans
-    v = _mT(vh)
+    u_t, u_conj, vh_conj = _mT(u), _conj(u), _conj(vh)  # V^T = conj(Vh)
     m, n = shape_of(a)[-2:]
     k = shape_of(s)[-1]
     f = _svd_gaps(s)
@@ -973,15 +1034,17 @@ def _svd_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
 
     def pullback(cts: Any) -> Any:
         ct_u, ct_s, ct_vh = cts
-        ct_v = _mT(ct_vh)
-        j = f * matmul(_mT(u), ct_u)
-        kk = f * matmul(vh, ct_v)
-        d = _diag_embed(ct_s) + (j + _mT(j)) * s_row + s_col * (kk + _mT(kk))
-        out = matmul(matmul(u, d), vh)
+        u_ct = matmul(u_t, ct_u)
+        j = f * u_ct
+        kk = f * matmul(vh_conj, _mH(ct_vh))
+        d = _diag_embed(ct_s) + (j + _mH(j)) * s_row + s_col * (kk + _mH(kk))
+        if _is_complex(u_ct):
+            d = d + _imag_diagonal(u_ct) / s_row
+        out = matmul(matmul(u_conj, d), vh_conj)
         if m > k:
-            out = out + matmul((ct_u - matmul(u, matmul(_mT(u), ct_u))) / s_row, vh)
+            out = out + matmul((ct_u - matmul(u_conj, u_ct)) / s_row, vh_conj)
         if n > k:
-            out = out + matmul(u, (ct_vh - matmul(matmul(ct_vh, v), vh)) / s_col)
+            out = out + matmul(u_conj, (ct_vh - matmul(matmul(ct_vh, _mT(vh)), vh_conj)) / s_col)
         return out
 
     return pullback
@@ -997,17 +1060,16 @@ defvjp(svd_p, _svd_vjp)
 defbatch(svd_p, _front_rule(svd_p))
 
 
-# ds = diag(U^T dA V) = sum(U * (dA V), axis=-2); transposed: U diag(ct) V^T.
+# ds = Re(diag(U^H dA V)) = Re(sum(conj(U) * (dA V), axis=-2)); transposed: conj(U) diag(ct) V^T.
 def _svdvals_jvp(t: Any, ans: Any, a: Any, hermitian: bool) -> Any:
-    _require_real(a, "svd")
     u, _, vh = svd_p.bind(a, hermitian=hermitian)
-    return _reductions.sum(u * matmul(t, _mT(vh)), axis=-2)
+    return _real(_reductions.sum(_conj(u) * matmul(t, _mH(vh)), axis=-2))
 
 
 def _svdvals_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
-    _require_real(a, "svd")
     u, _, vh = svd_p.bind(a, hermitian=hermitian)
-    return lambda ct: matmul(u * _rows(ct), vh)
+    u_conj, vh_conj = _conj(u), _conj(vh)
+    return lambda ct: matmul(u_conj * _rows(ct), vh_conj)
 
 
 svdvals_p = Primitive(
