@@ -62,11 +62,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from transforms.batch import BatchRule, defbatch
+from transforms.batching import BatchRule, defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.core.tree_util import register_pytree_node
-from transforms.jvp import defjvp, defjvp_joint
-from transforms.vjp import defvjp, defvjp_argnum
+from transforms.forward import defjvp, defjvp_joint
+from transforms.reverse import defvjp, defvjp_argnum
 
 from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
 from ._arithmetic import in_dtype_of
