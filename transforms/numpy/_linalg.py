@@ -281,10 +281,11 @@ def inv(a: ArrayLike) -> Array:
 # primitive with the cotangent as the last direction. One primitive closes every order.
 #
 # Values: the coefficient of t_1...t_k in cof(B + sum t_i E_i) follows from B^-1 and det(B)
-# by recurrences over the subsets of {1..k} (``_cofactor_series``). A well-conditioned ``a``
-# uses them directly (k = 0: det(a) a^-T). Otherwise, with a = U S V^H (SVD), the polynomial
-# identity cof(a + X) = det(U V^H) conj(U) cof(S + U^H X V) V^T moves to the diagonal S, where
-# the coefficients are affine in each singular value: the small ones (<= _SMALL * s_max) are
+# by recurrences over the subsets of {1..k} (``_cofactor_series``), used directly for a
+# well-conditioned ``a`` (and for k = 0 at any ``a`` that LU does not find singular:
+# det(a) a^-T). Otherwise, with a = U S V^H (SVD), the polynomial identity
+# cof(a + X) = det(U V^H) conj(U) cof(S + U^H X V) V^T moves to the diagonal S, where the
+# coefficients are affine in each singular value: the small ones (<= _SMALL * s_max) are
 # replaced by +-s_max, the series evaluated there, and the exact affine interpolation at the
 # true values taken. More than k + 1 singular values at rounding level make the result 0.
 _WELL_CONDITIONED = 1e6  # 1-norm condition number up to which B^-1 is used as it is
@@ -305,6 +306,11 @@ def _subsets(mask: int) -> list[int]:
         sub = (sub - 1) & mask
 
 
+def _trace_of_product(x: Any, y: Any) -> Any:
+    """``tr(x @ y)`` for stacks of matrices (raw NumPy)."""
+    return np.add.reduce(x * y.swapaxes(-1, -2), axis=(-2, -1))
+
+
 def _cofactor_series(inv_b: Any, det_b: Any, es: Sequence[Any]) -> Any:
     """The coefficient of t_1...t_k in cof(B + sum_i t_i E_i) (raw NumPy, stacks), from
     ``inv_b = B^-1`` and ``det_b = det(B)``. With X_K, d_K the coefficients of t_K in
@@ -319,7 +325,7 @@ def _cofactor_series(inv_b: Any, det_b: Any, es: Sequence[Any]) -> Any:
         first = _bits(mask)[0]
         rest = mask & ~(1 << first)
         dets[mask] = sum(
-            dets[sub] * np.einsum("...ij,...ji->...", inverses[rest & ~sub], es[first])
+            dets[sub] * _trace_of_product(inverses[rest & ~sub], es[first])
             for sub in _subsets(rest)
         )
     return sum(
@@ -375,12 +381,19 @@ def _largest(x: Any) -> Any:
 
 def _cofactor_impl(a: Any, *es: Any, det: Any = None) -> Any:
     """``cofactor_p``'s value (raw NumPy; ``det``: det(a), if the caller has it)."""
-    if not es and a.dtype in (np.float64, np.complex128):  # the gradient of det, at once
-        inv_a = _well_conditioned(a)
+    if not es and a.dtype.char in "dD":  # the gradient of det, at once: det(a) a^-T
+        # from one LU factorisation (as JAX's, and as accurate near a singular matrix: the
+        # small pivot of det cancels that of a^-1); an exactly singular matrix, or det out of
+        # the floating-point range, takes the general path
+        try:
+            inv_a = np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            inv_a = None
         if inv_a is not None:
             det_a = np.linalg.det(a) if det is None else det
-            if np.all(np.isfinite(det_a)) and np.all(np.abs(det_a) >= _NORMAL):
-                return det_a[..., None, None] * np.swapaxes(inv_a, -1, -2)
+            size = np.abs(det_a)
+            if ((size >= _NORMAL) & (size < np.inf)).all():
+                return det_a[..., None, None] * inv_a.swapaxes(-1, -2)
     dtype = np.result_type(a, *es)
     work = np.result_type(dtype, np.float64)
     shape = np.broadcast_shapes(np.shape(a), *(np.shape(e) for e in es))
@@ -406,16 +419,16 @@ def _cofactor_impl(a: Any, *es: Any, det: Any = None) -> Any:
     else:  # matrix by matrix: the series where it is well-conditioned, the SVD elsewhere
         out = np.empty(shape, work)
         full = [np.broadcast_to(d, shape) for d in dirs]
-        for index in np.ndindex(mats.shape[:-2]):
-            lead = mats.shape[:-2]
-            where = tuple(slice(None) if m == 1 else i for i, m in zip(index, lead, strict=True))
+        lead = mats.shape[:-2]
+        for index in np.ndindex(lead):
+            at = tuple(slice(None) if m == 1 else i for i, m in zip(index, lead, strict=True))
             m = mats[index]
             inv_m = _well_conditioned(m)
-            sub = [d[where] for d in full]
+            sub = [d[at] for d in full]
             if inv_m is None:
-                out[where] = _cofactor_by_svd(m, sub)
+                out[at] = _cofactor_by_svd(m, sub)
             else:
-                out[where] = _cofactor_series(inv_m, np.linalg.det(m), sub)
+                out[at] = _cofactor_series(inv_m, np.linalg.det(m), sub)
     out = out * factor[..., None, None]
     return out.astype(dtype, copy=False)
 
@@ -494,7 +507,7 @@ def _log_det_gradient(a: Any) -> Any:
 def _any_singular(sign: Any) -> bool:
     """Whether a matrix of the stack is singular (decided on the primal values, at forward
     time: a non-singular stack pays nothing for the guards below)."""
-    return bool(np.any(concrete(sign) == 0))
+    return bool((concrete(sign) == 0).any())
 
 
 def _slogdet_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
@@ -764,11 +777,6 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
 # Wide (m < n): A = [X | Y] with X square, and LAPACK's Q is that of X: (Q, U) = qr(X),
 # R = [U | V], V = Q^H Y, so dV = dQ^H Y + Q^H dY; transposed: GQ gains conj(Y GV^T) before
 # the square rule, and ct_Y = conj(Q) GV. X must be non-singular.
-def _strict_lower(x: Any) -> Any:
-    n = shape_of(x)[-1]
-    return x * np.tril(np.ones((n, n), dtype=dtype_of(x)), -1)
-
-
 def _imag_diagonal(x: Any) -> Any:
     """``i Im(diag(x))`` as a diagonal matrix (0 for real ``x``)."""
     return (x - _conj(x)) * (0.5 * _eye(shape_of(x)[-1], _real_dtype(x)))
@@ -781,7 +789,7 @@ def _columns(x: Any, start: int | None, stop: int | None) -> Any:
 def _qr_tall_jvp(t: Any, q: Any, r: Any) -> tuple[Any, Any]:
     b = _mT(_solve(_mT(r), _mT(t)))  # dA R^-1
     c = matmul(_mH(q), b)
-    low = _strict_lower(c)
+    low = _triangle(c, "L")
     omega = low - _mH(low)
     if _is_complex(c):
         omega = omega + _imag_diagonal(c)
@@ -790,7 +798,7 @@ def _qr_tall_jvp(t: Any, q: Any, r: Any) -> tuple[Any, Any]:
 
 def _qr_tall_pullback(q: Any, r: Any, ct_q: Any, ct_r: Any) -> Any:
     m = matmul(_mT(q), ct_q) - matmul(ct_r, _mT(r))
-    n = _strict_lower(m) - _strict_lower(_mH(m)) - m
+    n = _triangle(m, "L") - _triangle(_mH(m), "L") - m
     if _is_complex(m):
         n = n + _imag_diagonal(m)
     w = ct_q + matmul(_conj(q), n)
