@@ -1091,11 +1091,13 @@ defbatch(svdvals_p, _front_rule(svdvals_p))
 def svd(
     a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
 ) -> Any:
-    """Differentiable ``numpy.linalg.svd``: ``SVDResult(U, S, Vh)``, or ``S`` alone with
-    ``compute_uv=False``. Derivatives of ``U``/``Vh`` need ``full_matrices=False`` (unless
-    ``a`` is square; a traced non-square ``a`` with ``full_matrices=True`` raises) and
-    distinct singular values (non-zero too when ``a`` is not square); ``S`` alone is
-    differentiable wherever its values are distinct and non-zero."""
+    """Differentiable ``numpy.linalg.svd`` of a real or complex ``a``: ``SVDResult(U, S, Vh)``,
+    or ``S`` alone with ``compute_uv=False``. Derivatives of ``U``/``Vh`` need
+    ``full_matrices=False`` (unless ``a`` is square; a traced non-square ``a`` with
+    ``full_matrices=True`` raises) and distinct singular values (non-zero too when ``a`` is
+    not square or complex), and only gauge-invariant functions of them (``U diag(f(S)) Vh``,
+    ``|U|^2``) are meaningful; ``S`` alone is differentiable wherever its values are
+    distinct and non-zero."""
     a = _operand(a)
     shape = shape_of(a)
     if len(shape) < 2:
