@@ -391,6 +391,8 @@ def _fpick(compare: Any) -> Any:
 
 fmax_p = _choice("fmax", np.fmax, _fpick(greater))
 fmin_p = _choice("fmin", np.fmin, _fpick(less))
+# Ties share, as in maximum/minimum (JAX gives a tie to the second operand): fmax is maximum
+# wherever no NaN is involved, in value and derivative.
 fmax = _binary(fmax_p, "Differentiable ``numpy.fmax``; ties share, a NaN operand gets none.")
 fmin = _binary(fmin_p, "Differentiable ``numpy.fmin``; ties share, a NaN operand gets none.")
 
@@ -421,9 +423,10 @@ def clip(
     min: ArrayLike | None = None,
     max: ArrayLike | None = None,
 ) -> Array:
-    """Differentiable ``numpy.clip``: a composite of ``where`` and comparisons. Derivative 1
-    in ``a`` inside ``[a_min, a_max]`` (bounds included) and 0 outside, where the selected
-    bound gets it; ``None`` means no bound. (A NaN bound lets ``a`` through.)"""
+    """Differentiable ``numpy.clip``: a composite, ``minimum(maximum(a, a_min), a_max)`` (as
+    NumPy defines it; a NaN bound gives NaN). Derivative 1 in ``a`` strictly inside the
+    bounds, 0 outside (the selected bound gets it), and at a bound shared like any tie of
+    ``maximum``/``minimum``: 1/2 to ``a``, 1/2 to the bound, as in JAX. ``None``: no bound."""
     if (a_min is not None and min is not None) or (a_max is not None and max is not None):
         raise TypeError("clip: pass each bound once, as a_min/a_max or as min/max")
     lo = a_min if a_min is not None else min
@@ -431,10 +434,10 @@ def clip(
     (out,) = _operands(a)
     if lo is not None:
         (lo,) = _operands(lo)
-        out = where(less(out, lo), lo, out)
+        out = maximum(out, lo)
     if hi is not None:
         (hi,) = _operands(hi)
-        out = where(greater(out, hi), hi, out)
+        out = minimum(out, hi)
     return out if lo is not None or hi is not None else positive(out)
 
 
