@@ -83,7 +83,14 @@ def check_grads(
         seed: seed of the random directions.
 
     Example:
-        >>> check_grads(tnp.sin, (np.array([0.5, 1.0]),), order=3)  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.check_grads(tnp.sin, (np.array([0.5, 1.0]),), order=3)  # passes: returns None
+        >>> T.check_grads(T.stop_gradient, (np.array([0.5]),), order=1)  # its JVP is 0, not 1
+        Traceback (most recent call last):
+            ...
+        AssertionError: check_grads: jvp vs finite differences disagrees ...
     """
     unknown = set(modes) - {"fwd", "rev"}
     if unknown:
