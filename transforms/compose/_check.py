@@ -78,7 +78,8 @@ def check_grads(
         args: the point to check at.
         order: highest derivative order to check.
         modes: any of ``"fwd"`` and ``"rev"``.
-        atol, rtol: tolerances (default by dtype: 1e-5 for float64, 2e-3 for float32).
+        atol: absolute tolerance (default by dtype: 1e-5 for float64, 2e-3 for float32).
+        rtol: relative tolerance (the same defaults).
         eps: finite-difference step (default 1e-4 for float64, 1e-2 for float32).
         seed: seed of the random directions.
 
