@@ -28,8 +28,7 @@ def defbatch(primitive: Primitive, rule: BatchRule) -> None:
         >>> import numpy as np
         >>> import transforms as T
         >>> sin_p = T.Primitive("my_sin", np.sin)
-        >>> # elementwise: apply it to the batched operand; the batch axis stays where it is
-        >>> T.defbatch(sin_p, lambda args, dims: (sin_p.bind(args[0]), dims[0]))
+        >>> T.defbatch(sin_p, lambda args, dims: (sin_p.bind(args[0]), dims[0]))  # elementwise
         >>> T.vmap(sin_p, in_axes=1)(np.zeros((2, 3)))
         array([[0., 0.],
                [0., 0.],
