@@ -360,7 +360,10 @@ def fft(
     to ``n`` points; ``norm`` in ``{None, "backward", "ortho", "forward"}``.
 
     Example:
-        >>> T.grad(lambda x: tnp.real(tnp.fft.fft(x))[1])(np.zeros(4))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.grad(lambda x: tnp.real(tnp.fft.fft(x))[1])(np.zeros(4))  # Re exp(-2 pi i k / 4)
         array([ 1.,  0., -1.,  0.])
     """
     reject_out("fft.fft", out)
