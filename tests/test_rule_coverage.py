@@ -33,6 +33,7 @@ from strategies import seeds, uniform_like
 import transforms
 import transforms as T
 import transforms.numpy as tnp
+import transforms.scipy
 from transforms.core import Primitive, all_primitives, interpreters, operators
 
 
@@ -167,12 +168,18 @@ def test_every_differentiable_primitive_has_a_row(
 
 
 # ---- every public function and every tracer operator has a row -------------------------------
-SUBMODULES = {"fft": tnp.fft, "linalg": tnp.linalg}
+SUBMODULES = {
+    "fft": tnp.fft,
+    "linalg": tnp.linalg,
+    "scipy.special": transforms.scipy.special,
+    "scipy.misc": transforms.scipy.misc,
+}
 
 
 def _public_functions() -> set[str]:
     """transforms' own callables in tnp.__all__ (not NumPy's constructors), and those of
-    tnp.fft / tnp.linalg as "fft.<name>" / "linalg.<name>"."""
+    tnp.fft / tnp.linalg and the transforms.scipy modules as "fft.<name>", "linalg.<name>",
+    "scipy.special.<name>"..."""
     names = {
         name
         for name in tnp.__all__
@@ -184,7 +191,8 @@ def _public_functions() -> set[str]:
 
 
 def _resolve(name: str) -> Any:
-    """``tnp.<name>``, or ``tnp.fft.<name>`` / ``tnp.linalg.<name>`` for a dotted name."""
+    """``tnp.<name>``, or ``tnp.fft.<name>`` / ``tnp.linalg.<name>`` / ``transforms.scipy.
+    special.<name>``... for a dotted name."""
     module, _, attr = name.rpartition(".")
     return getattr(SUBMODULES[module] if module else tnp, attr)
 

@@ -1,0 +1,22 @@
+"""``transforms.scipy``: SciPy's names, differentiable in every mode and nesting.
+
+Needs SciPy, the ``scipy`` extra (``pip install "transforms[scipy]"``); ``import transforms``
+does not import it. Replace ``import scipy.special`` by ``import transforms.scipy.special``
+(and autograd's ``autograd.scipy.misc.logsumexp`` by ``transforms.scipy.misc.logsumexp``) in
+code to be transformed.
+"""
+
+try:
+    import scipy as _scipy
+except ImportError as _error:
+    raise ImportError(
+        "transforms.scipy needs SciPy, which is not installed: install the 'scipy' extra, "
+        'pip install "transforms[scipy]" (or pip install scipy)'
+    ) from _error
+
+from . import misc as misc
+from . import special as special
+
+__all__ = ["misc", "special"]
+
+del _scipy
