@@ -5,8 +5,8 @@ and must print nothing (an output that is not shown would be unchecked), a ```py
 a doctest whose outputs must be the ones produced. ```py blocks are shown, never run: they
 hold other libraries' code, and only the migration guides may have them. A block that only
 includes a file (``--8<--``: an example's source, which CI runs itself) is skipped. The
-coverage page lists exactly what ``transforms.numpy`` exports, and the README's relative
-links resolve.
+coverage pages list exactly what ``transforms.numpy`` and ``transforms.scipy`` export, and
+the README's relative links resolve.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from types import ModuleType
 import pytest
 
 import transforms.numpy as tnp
+import transforms.scipy
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -83,45 +84,54 @@ def test_typing_page_passes_mypy_strict(tmp_path: Path) -> None:
     assert status == 0, out + err
 
 
-# ---- the coverage page ---------------------------------------------------------------------
-COVERAGE = "numpy.md"
-NAMESPACES: dict[str, ModuleType] = {"tnp": tnp, "tnp.linalg": tnp.linalg, "tnp.fft": tnp.fft}
+# ---- the coverage pages ----------------------------------------------------------------------
+# Each page lists its namespaces' functions: a section whose heading names a namespace (the
+# longest that it names) lists that namespace's functions; other sections, the page's first.
+COVERAGE: dict[str, dict[str, ModuleType]] = {
+    "numpy.md": {"tnp": tnp, "tnp.linalg": tnp.linalg, "tnp.fft": tnp.fft},
+    "scipy.md": {
+        "transforms.scipy.special": transforms.scipy.special,
+        "transforms.scipy.misc": transforms.scipy.misc,
+    },
+}
+NAMESPACES = [(page, key) for page, keys in COVERAGE.items() for key in keys]
 # NumPy's own objects, re-exported as they are (no derivative to speak of): listed in prose.
 NOT_FUNCTIONS = {"random"}
 
 
-def listed_names() -> dict[str, set[str]]:
-    """The names in backticks in the coverage page's bullet lists, by namespace: a section
-    whose heading names ``tnp.linalg`` or ``tnp.fft`` lists that submodule's functions.
-    Only bullets list functions (a bullet's continuation lines are indented)."""
-    listed: dict[str, set[str]] = {key: set() for key in NAMESPACES}
-    section, in_bullet = "tnp", False
-    for line in (DOCS / COVERAGE).read_text().splitlines():
+def listed_names(page: str) -> dict[str, set[str]]:
+    """The names in backticks in a coverage page's bullet lists, by namespace. Only bullets
+    list functions (a bullet's continuation lines are indented)."""
+    keys = list(COVERAGE[page])
+    by_length = sorted(keys, key=len, reverse=True)
+    listed: dict[str, set[str]] = {key: set() for key in keys}
+    section, in_bullet = keys[0], False
+    for line in (DOCS / page).read_text().splitlines():
         if line.startswith("#"):
-            section = next((k for k in ("tnp.linalg", "tnp.fft") if k in line), "tnp")
+            section = next((k for k in by_length if k in line), keys[0])
         in_bullet = line.startswith("- ") or (in_bullet and line.startswith("  "))
         if in_bullet:
             listed[section] |= set(re.findall(r"`([a-z_][a-z0-9_]*)`", line))
     return listed
 
 
-def exported(key: str) -> set[str]:
-    module = NAMESPACES[key]
-    names = set(module.__all__) - NOT_FUNCTIONS - ({"fft", "linalg"} if key == "tnp" else set())
+def exported(page: str, key: str) -> set[str]:
+    module = COVERAGE[page][key]
+    names = set(module.__all__) - NOT_FUNCTIONS
     return {n for n in names if callable(f := getattr(module, n)) and not isinstance(f, type)}
 
 
-@pytest.mark.parametrize("key", list(NAMESPACES))
-def test_coverage_page_lists_only_real_functions(key: str) -> None:
-    missing = sorted(listed_names()[key] - set(NAMESPACES[key].__all__))
-    assert not missing, f"docs/{COVERAGE} lists {key} names that do not exist: {missing}"
+@pytest.mark.parametrize(("page", "key"), NAMESPACES)
+def test_coverage_page_lists_only_real_functions(page: str, key: str) -> None:
+    missing = sorted(listed_names(page)[key] - set(COVERAGE[page][key].__all__))
+    assert not missing, f"docs/{page} lists {key} names that do not exist: {missing}"
 
 
-@pytest.mark.parametrize("key", list(NAMESPACES))
-def test_coverage_page_lists_every_function(key: str) -> None:
-    unlisted = sorted(exported(key) - listed_names()[key])
+@pytest.mark.parametrize(("page", "key"), NAMESPACES)
+def test_coverage_page_lists_every_function(page: str, key: str) -> None:
+    unlisted = sorted(exported(page, key) - listed_names(page)[key])
     assert not unlisted, (
-        f"{key} exports {unlisted}, which docs/{COVERAGE} does not list: add each to the "
+        f"{key} exports {unlisted}, which docs/{page} does not list: add each to the "
         "bullet list of its family"
     )
 

@@ -3,14 +3,15 @@
 Values are SciPy's ufuncs; derivatives are written with differentiable operations, so every
 order works: ``erf' = 2/sqrt(pi) exp(-x**2)``, and the inverses by the inverse-function rule
 on their own result (``erfinv' = sqrt(pi)/2 exp(erfinv(x)**2)``, ``ndtri' = sqrt(2 pi)
-exp(ndtri(p)**2 / 2)``). ``log_ndtr' = exp(-x**2/2 - log_ndtr(x)) / sqrt(2 pi)`` is formed in
-the exponent, so it stays finite and accurate in the far lower tail, where ``ndtr``
-underflows (it tends to ``-x``).
+exp(ndtri(p)**2 / 2)``). ``log_ndtr' = ndtr'/ndtr`` is ``sqrt(2/pi) / erfcx(-x/sqrt(2))``
+for ``x <= 0``, so it stays accurate in the far lower tail, where ``ndtr`` underflows (it
+tends to ``-x``), and is formed in the exponent above 0.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import scipy.special as sp
 
@@ -35,6 +36,8 @@ __all__ = [
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
 _SQRT_2PI = math.sqrt(2 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_SQRT_HALF = math.sqrt(0.5)
 
 erf_p, erf = unary(
     "erf",
@@ -92,11 +95,27 @@ ndtri_p, ndtri = unary(
     lambda ans, p: _SQRT_2PI * tnp.exp(0.5 * (ans * ans)),
     doc=special_doc("ndtri", "``sqrt(2 pi) exp(ndtri(p)**2 / 2)`` (the inverse-function rule)"),
 )
+
+
+def _log_ndtr_derivative(ans: Any, x: Any) -> Any:
+    """``phi(x) / ndtr(x)``: ``sqrt(2/pi) / erfcx(-x/sqrt(2))`` for ``x <= 0``, accurate far
+    into the lower tail (where it tends to ``-x`` and ``ndtr`` underflows), and
+    ``exp(-x**2/2 - log_ndtr(x)) / sqrt(2 pi)`` above, where ``erfcx(-x/sqrt(2))`` would
+    overflow. Each branch sees only the inputs it is used for."""
+    upper = x > 0
+    below = tnp.where(upper, 0.0, x)
+    above = tnp.where(upper, x, 0.0)
+    tail = _SQRT_2_OVER_PI / erfcx(below * -_SQRT_HALF)
+    body = tnp.exp(-0.5 * (above * above) - tnp.where(upper, ans, 0.0)) / _SQRT_2PI
+    return tnp.where(upper, body, tail)
+
+
 log_ndtr_p, log_ndtr = unary(
     "log_ndtr",
     sp.log_ndtr,
-    lambda ans, x: tnp.exp(-0.5 * (x * x) - ans) / _SQRT_2PI,
+    _log_ndtr_derivative,
     doc=special_doc(
-        "log_ndtr", "``exp(-x**2/2 - log_ndtr(x)) / sqrt(2 pi)``, stable in both tails"
+        "log_ndtr",
+        "``ndtr'(x) / ndtr(x)``, by ``erfcx`` below 0: accurate in both tails",
     ),
 )

@@ -144,13 +144,12 @@ betaln_p, betaln = elementwise(
 
 # ---- the regularized incomplete gamma and beta functions ----------------------------------------
 def _gamma_density(a: Any, x: Any) -> Any:
-    """``x**(a-1) exp(-x) / gamma(a)``, in the exponent. Written in ``a`` too: the derivative
-    in ``x`` has its own derivative in ``a`` (a mixed second derivative), which is known."""
+    """``x**(a-1) exp(-x) / gamma(a)``, in the exponent."""
     return tnp.exp(xlogy(a - 1, x) - x - gammaln(a))
 
 
 def _beta_density(a: Any, b: Any, x: Any) -> Any:
-    """``x**(a-1) (1-x)**(b-1) / beta(a, b)``, in the exponent (in ``a`` and ``b`` too)."""
+    """``x**(a-1) (1-x)**(b-1) / beta(a, b)``, in the exponent."""
     return tnp.exp(xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))
 
 
