@@ -261,7 +261,8 @@ SPECS: tuple[OpSpec, ...] = (
     _special("i0e", tsp.i0e, NONZERO),
     _special("i1e", tsp.i1e, NONZERO),
     _special("iv", lambda x, p: tsp.iv(p, x), POSITIVE, params=_REAL_ORDERS),
-    _special("iv:integer_order", lambda x, p: tsp.iv(p, x), params=_INTEGER_ORDERS),
+    # (SciPy's iv(n, x) for n >= 1 is NaN, not 0, at the smallest normal |x|)
+    _special("iv:integer_order", lambda x, p: tsp.iv(p, x), NONZERO, params=_INTEGER_ORDERS),
     _special("ive", lambda x, p: tsp.ive(p, x), POSITIVE, params=_REAL_ORDERS),
     _special("ive:integer_order", lambda x, p: tsp.ive(p, x), NONZERO, params=_INTEGER_ORDERS),
     _special("k0", tsp.k0, POSITIVE),

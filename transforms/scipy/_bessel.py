@@ -81,10 +81,11 @@ yn: Binary
 
 # ---- modified, first kind: I --------------------------------------------------------------------
 i0_p, i0 = unary("i0", sp.i0, lambda ans, x: i1(x), doc=special_doc("i0", "``i1(x)``"))
+# I_2 as ive(2, x) e**|x|: SciPy's iv(2, x) is NaN (not 0) at the smallest normal numbers
 i1_p, i1 = unary(
     "i1",
     sp.i1,
-    lambda ans, x: (i0(x) + iv(2, x)) / 2,
+    lambda ans, x: (i0(x) + ive(2, x) * tnp.exp(tnp.abs(x))) / 2,
     doc=special_doc("i1", "``(i0(x) + iv(2, x)) / 2``"),
 )
 iv_p, iv = elementwise(
