@@ -36,10 +36,10 @@ from .core import TraceMixError as TraceMixError
 from .core import TransformsError as TransformsError
 from .core import primitive as primitive
 from .core import tree_util as tree_util
-from .jvp import defjvp as defjvp
+from transforms.jvp import defjvp as defjvp
 from .typing import Array as Array
 from .typing import ArrayLike as ArrayLike
-from .vjp import defvjp as defvjp
+from transforms.vjp import defvjp as defvjp
 
 __all__ = [
     "Array",
