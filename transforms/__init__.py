@@ -8,6 +8,9 @@ Example:
     array([1., 1.])
 """
 
+from transforms.jvp import defjvp as defjvp
+from transforms.vjp import defvjp as defvjp
+
 from . import numpy as numpy
 from .batch import defbatch as defbatch
 from .compose import Program as Program
@@ -36,10 +39,8 @@ from .core import TraceMixError as TraceMixError
 from .core import TransformsError as TransformsError
 from .core import primitive as primitive
 from .core import tree_util as tree_util
-from transforms.jvp import defjvp as defjvp
 from .typing import Array as Array
 from .typing import ArrayLike as ArrayLike
-from transforms.vjp import defvjp as defvjp
 
 __all__ = [
     "Array",
