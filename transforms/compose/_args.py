@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
-from transforms.core import Tracer
+from transforms.core import Array, Scalar, Tracer
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of
 
 __all__ = [
+    "FunctionOfArray",
+    "Leaf",
     "normalize_argnums",
     "partial_of",
     "flatten_inputs",
@@ -20,6 +22,25 @@ __all__ = [
     "check_input_dtypes",
     "check_output_dtype",
 ]
+
+#: One array (or number): what a differentiated function returns, and what its output must
+#: be for a Jacobian to have its argument's type.
+Leaf: TypeAlias = Array | Scalar
+
+P = ParamSpec("P")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class FunctionOfArray(Protocol[P, R_co]):
+    """What a transform of a lambda returns: a function of an array (then ``P``) to ``R_co``.
+
+    The transforms' first overloads take ``Callable[Concatenate[Array, P], ...]``, so that a
+    lambda's parameter is typed ``Array`` (pyright); they return this Protocol rather than a
+    ``Callable`` because mypy, which sees a lambda as untyped, then falls back to ``Any``
+    instead of an untyped callable that ``--strict`` would refuse to call.
+    """
+
+    def __call__(self, x: Array, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
 
 def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) -> tuple[int, ...]:
@@ -56,7 +77,7 @@ def partial_of(
 
 def flatten_inputs(
     primals: Sequence[Any], transform: str, positions: Sequence[int] | None = None
-) -> tuple[list[Any], PyTreeDef]:
+) -> tuple[list[Any], PyTreeDef[Any]]:
     """The checked leaves of the arguments to differentiate, and their structure.
 
     ``positions`` are the arguments' positions in the user's call (``argnums``), so that an
