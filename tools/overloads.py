@@ -121,7 +121,7 @@ def _marker(name: str, end: bool) -> str:
 
 def _format(source: str) -> str:
     done = subprocess.run(
-        ["ruff", "format", "--stdin-filename", "overloads.py", "-"],
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", "overloads.py", "-"],
         input=source,
         capture_output=True,
         text=True,

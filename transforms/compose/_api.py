@@ -21,6 +21,7 @@ from ._args import (
     check_output_dtype,
     normalize_argnums,
     partial_of,
+    show_typed_signature,
 )
 from ._core_transforms import jvp_flat, vjp_flat
 
@@ -74,6 +75,7 @@ def jvp(
     tangents: list[Any],
     has_aux: Literal[True],
 ) -> tuple[Out, Out, Aux]: ...
+@show_typed_signature
 def jvp(
     fun: Callable[..., Any],
     primals: Sequence[Any],
@@ -117,6 +119,7 @@ def vjp(
 def vjp(
     fun: Callable[[*Ts], tuple[Out, Aux]], *primals: *Ts, has_aux: Literal[True]
 ) -> tuple[Out, Pullback[Out, *Ts], Aux]: ...
+@show_typed_signature
 def vjp(fun: Callable[[*Ts], Any], *primals: *Ts, has_aux: bool = False) -> tuple[Any, ...]:
     """Reverse mode: ``fun``'s value at ``primals`` and its pullback.
 
@@ -538,6 +541,7 @@ def grad(
     holomorphic: bool = False,
 ) -> Callable[P, Any]: ...
 # end generated overloads: grad (python -m tools.overloads)
+@show_typed_signature
 def grad(
     fun: Callable[P, Any] | None = None,
     argnums: int | Sequence[int] = 0,
@@ -740,6 +744,7 @@ def value_and_grad(
     holomorphic: bool = False,
 ) -> Callable[P, Any]: ...
 # end generated overloads: value_and_grad (python -m tools.overloads)
+@show_typed_signature
 def value_and_grad(
     fun: Callable[P, Any],
     argnums: int | Sequence[int] = 0,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
@@ -14,6 +16,7 @@ from transforms.numpy._define import dtype_of
 __all__ = [
     "FunctionOfArray",
     "Leaf",
+    "show_typed_signature",
     "normalize_argnums",
     "partial_of",
     "flatten_inputs",
@@ -41,6 +44,23 @@ class FunctionOfArray(Protocol[P, R_co]):
     """
 
     def __call__(self, x: Array, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def show_typed_signature(fun: F) -> F:
+    """Give ``fun`` (an overloaded transform) the signature of its main typed form, the
+    first overload that takes a function and is not the lambda form, so that ``help()`` and
+    ``inspect.signature`` show what a checker sees, not the implementation's ``Any``s. The
+    other forms are ``typing.get_overloads(fun)``."""
+    for overload in typing.get_overloads(fun):
+        signature = inspect.signature(overload)
+        first = next(iter(signature.parameters.values()))
+        if first.annotation != "None" and "FunctionOfArray" not in signature.return_annotation:
+            fun.__dict__["__signature__"] = signature
+            return fun
+    raise TypeError(f"{fun.__name__} has no typed overload to show")
 
 
 def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) -> tuple[int, ...]:

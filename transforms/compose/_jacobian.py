@@ -30,6 +30,7 @@ from ._args import (
     flatten_inputs,
     normalize_argnums,
     partial_of,
+    show_typed_signature,
 )
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
 from ._vmap import vmap
@@ -361,6 +362,7 @@ def jacfwd(
     chunk_size: int | None = None,
 ) -> Callable[P, Any]: ...
 # end generated overloads: jacfwd (python -m tools.overloads)
+@show_typed_signature
 def jacfwd(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -610,6 +612,7 @@ def jacrev(
     chunk_size: int | None = None,
 ) -> Callable[P, Any]: ...
 # end generated overloads: jacrev (python -m tools.overloads)
+@show_typed_signature
 def jacrev(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -868,6 +871,7 @@ def hessian(
     chunk_size: int | None = None,
 ) -> Callable[P, Any]: ...
 # end generated overloads: hessian (python -m tools.overloads)
+@show_typed_signature
 def hessian(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
