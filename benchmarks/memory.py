@@ -11,7 +11,7 @@ importing the ``benchmarks`` package (``benchmarks/_env.py``).
    a 0-d array (two primitives per step with Python-float operands), and ``sin`` on a (10,)
    array (residuals of 80 bytes of data each).
 2. **Mutation protection.** Reverse mode protects every user-owned array a rule may read in
-   the backward pass (``transforms/vjp/_protect.py``) with a read-only copy, taken once per
+   the backward pass (``transforms/reverse/_protect.py``) with a read-only copy, taken once per
    array per trace. Timed: ``grad``
    of an MLP loss whose weights are (a) closed-over constants, (b) differentiated arguments
    (``argnums``), and (c) closed-over constants with the protection switched off (the
@@ -39,7 +39,7 @@ import numpy as np
 import transforms as T
 import transforms.numpy as tnp
 from benchmarks._worker import batch_seconds
-from transforms.vjp import _protect
+from transforms.reverse import _protect
 
 
 # ---- 1. bytes per recorded node ----------------------------------------------------------------

@@ -11,8 +11,8 @@ from numpy.testing import assert_allclose
 import transforms as T
 import transforms.numpy as tnp
 from transforms.core import Primitive, Tracer, concrete
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 register_pytree_node = T.tree_util.register_pytree_node
 tree_flatten = T.tree_util.tree_flatten

@@ -34,8 +34,8 @@ from strategies import seeds, uniform_like
 import transforms as T
 import transforms.numpy as tnp
 from transforms.core import concrete
-from transforms.vjp import VJPTrace, VJPTracer
-from transforms.vjp._trace import Slot
+from transforms.reverse import VJPTrace, VJPTracer
+from transforms.reverse._trace import Slot
 
 Arrays = tuple[np.ndarray, ...]
 

@@ -39,8 +39,8 @@ from numpy.testing import assert_allclose
 import transforms as T
 import transforms.numpy as tnp
 from transforms.core import Primitive, current_traces
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,16 @@
 """Nothing differentiable goes without rules, and nothing goes without a row in the table.
 
-- every ``Primitive`` defined in a ``transforms.numpy`` module is declared
-  ``differentiable=False`` or has a JVP and a VJP rule for every argument position: its
-  static arity (a ufunc's ``nin``; three for ``where``) and every arity it is actually called
-  with while the op-spec table is differentiated in every mode and nesting;
-- every primitive has a batching rule (``vmap`` evaluates non-differentiable ones too);
-- every differentiable primitive is reached by some row of the table, so a new primitive
-  without a row fails here;
+- every primitive that a module of the library defines (``transforms.numpy`` and its
+  submodules, ``compose``'s own, and every other namespace: the registry of all primitives
+  knows them) is declared ``differentiable=False`` or has a rule in *every registered
+  interpreter* (``transforms.core.interpreters()``: forward, reverse, batching, and whatever
+  is added next) for every argument position: its static arity (a ufunc's ``nin``; three for
+  ``where``) and every arity it is actually called with while the op-spec table is
+  differentiated in every mode and nesting. Interpreters that evaluate non-differentiable
+  primitives too (``vmap``) need their rule for those as well;
+- every differentiable primitive of a NumPy-like namespace is reached by some row of the
+  table, so a new primitive without a row fails here (``compose``'s primitives, which call
+  the user's rules, are tested by the custom-rule tests instead);
 - every differentiable function of ``transforms.numpy.__all__`` and every tracer operator is
   named in some row's ``covers``; the non-differentiable ones are listed in
   ``op_specs.NONDIFFERENTIABLE`` and checked to carry no derivative.
@@ -17,7 +21,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -27,33 +30,39 @@ from hypothesis import strategies as st
 from op_specs import NONDIFFERENTIABLE, OP_SPECS, cases
 from strategies import seeds, uniform_like
 
+import transforms
 import transforms as T
 import transforms.numpy as tnp
-from transforms.batch import has_batch_rule
-from transforms.core import Primitive, operators
-from transforms.jvp import has_jvp_rule
-from transforms.vjp import has_vjp_rule
+from transforms.core import Primitive, all_primitives, interpreters, operators
 
 
-# ---- the primitives of transforms.numpy -------------------------------------------------------
-def _numpy_modules() -> Iterator[Any]:
-    yield tnp
-    for info in pkgutil.walk_packages(tnp.__path__, prefix=f"{tnp.__name__}."):
-        yield importlib.import_module(info.name)
+# ---- the primitives of the library ------------------------------------------------------------
+def _import_library() -> None:
+    """Import every module of the library (not the demo), so that all its primitives exist."""
+    for info in pkgutil.walk_packages(transforms.__path__, prefix="transforms."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
 
 
-def _primitives() -> dict[str, Primitive]:
-    """Every Primitive bound to a module global of transforms.numpy, by ``module.attr``."""
-    found: dict[int, tuple[str, Primitive]] = {}
-    for module in _numpy_modules():
-        for attr, value in sorted(vars(module).items()):
-            if isinstance(value, Primitive) and id(value) not in found:
-                found[id(value)] = (f"{module.__name__}.{attr}", value)
-    return dict(found.values())
+def _library_primitives() -> dict[str, Primitive]:
+    """Every primitive a module of the library defined, by ``module:name``."""
+    _import_library()
+    found: dict[str, Primitive] = {}
+    for p in all_primitives():
+        if p.module.startswith("transforms."):
+            key = f"{p.module}:{p.name}"
+            while key in found:  # two primitives of one module may share a display name
+                key += "'"
+            found[key] = p
+    return dict(sorted(found.items()))
 
 
-PRIMITIVES = _primitives()
+PRIMITIVES = _library_primitives()
 DIFFERENTIABLE = {name: p for name, p in PRIMITIVES.items() if p.differentiable}
+NEEDS_ROW = {
+    n: p for n, p in DIFFERENTIABLE.items() if not p.module.startswith("transforms.compose")
+}
+INTERPRETERS = {i.name: i for i in interpreters()}
 
 
 def _static_arity(primitive: Primitive) -> int:
@@ -65,10 +74,12 @@ def _static_arity(primitive: Primitive) -> int:
     return 1
 
 
-def test_primitives_are_found() -> None:
+def test_primitives_and_interpreters_are_found() -> None:
     names = {p.name for p in PRIMITIVES.values()}
     assert {"add", "sin", "sum", "matmul", "reshape", "getitem", "where"} <= names, names
+    assert {"custom_jvp_call", "custom_vjp_call", "stop_gradient"} <= names, names
     assert any(not p.differentiable for p in PRIMITIVES.values()), "comparisons are primitives"
+    assert {"jvp", "vjp", "vmap"} <= set(INTERPRETERS), INTERPRETERS
 
 
 # ---- which arities each primitive is called with while the table is differentiated ------------
@@ -121,25 +132,20 @@ def observed_arities() -> dict[Primitive, set[int]]:
     return dict(arities)
 
 
-@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
-def test_primitive_has_a_rule_for_every_argument(
-    name: str, observed_arities: dict[Primitive, set[int]]
-) -> None:
-    primitive = DIFFERENTIABLE[name]
-    arity = max({_static_arity(primitive)} | observed_arities.get(primitive, set()))
-    missing = [
-        (argnum, mode)
-        for argnum in range(arity)
-        for mode, has_rule in (("jvp", has_jvp_rule), ("vjp", has_vjp_rule))
-        if not has_rule(primitive, argnum)
-    ]
-    assert not missing, f"{primitive!r} (arity {arity}) lacks rules: {missing}"
-
-
+@pytest.mark.parametrize("interpreter", sorted(INTERPRETERS))
 @pytest.mark.parametrize("name", sorted(PRIMITIVES))
-def test_primitive_has_a_batching_rule(name: str) -> None:
-    """``vmap`` evaluates every primitive, differentiable or not, so each needs a rule."""
-    assert has_batch_rule(PRIMITIVES[name]), f"{PRIMITIVES[name]!r} has no batching rule"
+def test_primitive_has_a_rule_in_every_interpreter(
+    name: str, interpreter: str, observed_arities: dict[Primitive, set[int]]
+) -> None:
+    primitive, interp = PRIMITIVES[name], INTERPRETERS[interpreter]
+    if not (primitive.differentiable or interp.nondifferentiable):
+        return  # a derivative interpreter evaluates it on primal values
+    arity = max({_static_arity(primitive)} | observed_arities.get(primitive, set()))
+    missing = [argnum for argnum in range(arity) if not interp.has_rule(primitive, argnum)]
+    assert not missing, (
+        f"{primitive!r} of {primitive.module} (arity {arity}) has no {interpreter} rule for "
+        f"argument(s) {missing}: add one with {interp.define}"
+    )
 
 
 def test_arities_were_observed(observed_arities: dict[Primitive, set[int]]) -> None:
@@ -153,7 +159,7 @@ def test_arities_were_observed(observed_arities: dict[Primitive, set[int]]) -> N
 def test_every_differentiable_primitive_has_a_row(
     observed_arities: dict[Primitive, set[int]],
 ) -> None:
-    unreached = sorted(n for n, p in DIFFERENTIABLE.items() if p not in observed_arities)
+    unreached = sorted(n for n, p in NEEDS_ROW.items() if p not in observed_arities)
     assert not unreached, (
         f"differentiable primitives that no row of tests/op_specs.py reaches: {unreached}; "
         "add a row for each"

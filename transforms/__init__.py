@@ -8,11 +8,7 @@ Example:
     array([1., 1.])
 """
 
-from transforms.jvp import defjvp as defjvp
-from transforms.vjp import defvjp as defvjp
-
 from . import numpy as numpy
-from .batch import defbatch as defbatch
 from .compose import Program as Program
 from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
@@ -37,8 +33,11 @@ from .core import NoRuleError as NoRuleError
 from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
 from .core import TransformsError as TransformsError
-from .core import primitive as primitive
 from .core import tree_util as tree_util
+from .numpy._user import defbatch as defbatch
+from .numpy._user import defjvp as defjvp
+from .numpy._user import defvjp as defvjp
+from .numpy._user import primitive as primitive
 from .typing import Array as Array
 from .typing import ArrayLike as ArrayLike
 

@@ -19,11 +19,11 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import Primitive, Trace, Tracer, new_trace
 from transforms.core.tree_util import tree_map
-from transforms.jvp import defjvp_joint
-from transforms.vjp import defvjp_argnum
+from transforms.forward import defjvp_joint
+from transforms.reverse import defvjp_argnum
 
 from ._core_transforms import jvp_flat, vjp_flat
 from ._vmap import vmap

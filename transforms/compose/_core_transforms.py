@@ -14,11 +14,11 @@ import numpy as np
 
 from transforms.core import Trace, Tracer, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
-from transforms.jvp import JVPTrace, JVPTracer
+from transforms.forward import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
 from transforms.numpy._arithmetic import is_unit_seed
 from transforms.numpy._define import dtype_of, shape_of
-from transforms.vjp import Entry, VJPTrace, backward
+from transforms.reverse import Entry, VJPTrace, backward
 
 from ._args import flatten_inputs
 

@@ -22,13 +22,13 @@ from typing import Any, Generic, ParamSpec, TypeVar
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import DerivativeDroppedError, Primitive, Tracer
 from transforms.core.tree_util import tree_map
-from transforms.jvp import defjvp, defjvp_joint
+from transforms.forward import defjvp, defjvp_joint
 from transforms.numpy import zeros_like
 from transforms.numpy._batching import elementwise_rule
-from transforms.vjp import defvjp, defvjp_argnum
+from transforms.reverse import defvjp, defvjp_argnum
 
 from ._core_transforms import vjp_flat
 from ._vmap import vmap

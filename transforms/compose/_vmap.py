@@ -13,7 +13,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from transforms.batch import BatchTrace, BatchTracer
+from transforms.batching import BatchTrace, BatchTracer
 from transforms.core import Tracer, new_trace
 from transforms.core.tree_util import tree_flatten
 from transforms.numpy import broadcast_to, moveaxis

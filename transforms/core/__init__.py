@@ -1,8 +1,12 @@
 """The transform-agnostic core: primitives, traces, the trace stack, pytrees, errors."""
 
 from . import tree_util as tree_util
+from ._interpreters import Interpreter as Interpreter
+from ._interpreters import interpreters as interpreters
+from ._interpreters import register_interpreter as register_interpreter
 from ._primitive import Primitive as Primitive
-from ._primitive import primitive as primitive
+from ._primitive import all_primitives as all_primitives
+from ._primitive import unary_function as unary_function
 from ._stack import current_traces as current_traces
 from ._stack import new_trace as new_trace
 from ._trace import Trace as Trace
@@ -27,10 +31,14 @@ __all__ = [
     "DType",
     "DerivativeDroppedError",
     "EscapedTracerError",
+    "Interpreter",
     "NoRuleError",
     "Primitive",
     "Scalar",
     "Trace",
+    "all_primitives",
+    "interpreters",
+    "register_interpreter",
     "TraceMixError",
     "Tracer",
     "TransformsError",
@@ -40,6 +48,6 @@ __all__ = [
     "numpy_dispatch",
     "number_primitives",
     "operators",
-    "primitive",
     "tree_util",
+    "unary_function",
 ]

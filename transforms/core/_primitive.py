@@ -1,18 +1,33 @@
 """``Primitive``: a named operation that every interpreter knows how to transform.
 
-``bind`` is the one entry point: with no tracer among the arguments it runs the NumPy
+``bind`` is the one dispatch path: with no tracer among the arguments it runs the NumPy
 implementation; otherwise the highest-level trace among them interprets it (see ``_trace``).
-Parameters (axis, shape, index, ...) travel as keyword arguments and are never traced.
+Interpreters call ``bind`` again on the values one level down (the lowest trace, level 0,
+may call ``impl`` directly: ``bind`` would find nothing traced), so every application of a
+primitive goes through this one rule. Its fast path, one operand, is specialised here too
+(``unary_function``, the public function of every one-operand primitive) and in tracer
+arithmetic with a Python number (``Tracer._arithmetic``): each saves ``bind``'s frame on the
+hottest path of eager code, and neither decides anything ``bind`` would not. Parameters
+(axis, shape, index, ...) travel as keyword arguments and are never traced.
+
+Every primitive is recorded in a registry (``all_primitives``), with the module that defined
+it, so that the rule-coverage test can ask every interpreter about every primitive.
 """
 
 from __future__ import annotations
 
+import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ._trace import Tracer, find_top_trace
 
-__all__ = ["Primitive", "primitive"]
+__all__ = ["Primitive", "all_primitives", "unary_function"]
+
+_REGISTRY: weakref.WeakSet[Primitive] = weakref.WeakSet()
+
+_CONTAINERS = frozenset((list, tuple, dict))  # a set: the cheapest test on the hot path
 
 
 class Primitive:
@@ -26,9 +41,16 @@ class Primitive:
         multiple_results: ``impl`` returns a tuple of arrays (``eigh``, ``svd``); its JVP
             rules return a tuple of tangents (``None`` for a zero one), its VJP pullbacks
             receive a tuple of cotangents, its batching rule returns a tuple of batch axes.
+        module: the module that defines it (by default the caller's): primitives of the
+            library's own namespaces are the ones the rule-coverage test holds to account.
+
+    Positional arguments are the operands (arrays, scalars or tracers). A tracer hidden in a
+    list, tuple or dict argument would reach ``impl`` unseen by the interpreters, its
+    derivative silently dropped: ``bind`` refuses it (``transforms.primitive`` flattens such
+    arguments instead).
     """
 
-    __slots__ = ("differentiable", "impl", "multiple_results", "name")
+    __slots__ = ("__weakref__", "differentiable", "impl", "module", "multiple_results", "name")
 
     def __init__(
         self,
@@ -37,11 +59,14 @@ class Primitive:
         *,
         differentiable: bool = True,
         multiple_results: bool = False,
+        module: str | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
         self.differentiable = differentiable
         self.multiple_results = multiple_results
+        self.module = sys._getframe(1).f_globals.get("__name__", "") if module is None else module
+        _REGISTRY.add(self)
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
@@ -53,6 +78,8 @@ class Primitive:
                 elif arg._trace is not top:  # several traces: the full check picks one
                     top = find_top_trace(self, args)
                     break
+            elif type(arg) in _CONTAINERS:
+                _refuse_hidden_tracers(self, args)
         if top is None:  # nothing is traced
             return self.impl(*args, **params)
         if not top.alive:
@@ -65,14 +92,53 @@ class Primitive:
         return f"Primitive({self.name!r})"
 
 
-def primitive(fun: Callable[..., Any]) -> Primitive:
-    """Make ``fun`` (a NumPy implementation) a primitive, autograd-style; give it rules with
-    ``defjvp``/``defvjp`` (and ``defbatch`` for ``vmap``).
+def unary_function(
+    primitive: Primitive, convert: Callable[[Any], Any], name: str, doc: str
+) -> Callable[[Any], Any]:
+    """The public function of a one-operand primitive: ``bind`` specialised to one operand.
 
-    Example:
-        >>> @primitive
-        ... def log1p(x):
-        ...     return np.log1p(x)
-        >>> defjvp(log1p, lambda t, ans, x: t / (1 + x))  # doctest: +SKIP
+    ``convert`` turns a list or tuple operand into an array (NumPy's ``np.sin([1, x])``);
+    the result is bound as usual.
     """
-    return Primitive(getattr(fun, "__name__", "primitive"), fun)
+    impl = primitive.impl
+
+    def fn(x: Any) -> Any:
+        if isinstance(x, Tracer):
+            trace = x._trace
+            if trace.alive:  # (a finished trace's tracer takes bind's path, which says so)
+                return trace.process_primitive(primitive, (x,), {})
+            return primitive.bind(x)
+        if type(x) in _CONTAINERS:
+            return primitive.bind(convert(x))
+        return impl(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _contains_tracer(value: object) -> bool:
+    if isinstance(value, Tracer):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tracer(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_tracer(v) for v in value.values())
+    return False
+
+
+def _refuse_hidden_tracers(primitive: Primitive, args: tuple[Any, ...]) -> None:
+    for i, arg in enumerate(args):
+        if type(arg) in _CONTAINERS and _contains_tracer(arg):
+            raise TypeError(
+                f"primitive '{primitive.name}': argument {i} is a {type(arg).__name__} that "
+                "holds a traced value; a primitive's operands must be arrays (its rules would "
+                "never see the traced value, and its derivative would be lost). Pass the "
+                "arrays as separate arguments, or define the primitive with "
+                "transforms.primitive, which flattens container arguments"
+            )
+
+
+def all_primitives() -> list[Primitive]:
+    """Every live primitive, in no particular order."""
+    return list(_REGISTRY)

@@ -224,6 +224,8 @@ class Tracer:
         return operators["abs"](self)
 
     def _arithmetic(self, name: str, other: object, reflected: bool) -> Array:
+        # bind's one-tracer case, inline (see ``Primitive.bind``): with a Python number for
+        # the other operand, this tracer's own trace interprets the primitive
         if type(other) is float or type(other) is int:
             trace = self._trace
             if trace.alive:  # (a finished trace's tracer takes the path that says so)

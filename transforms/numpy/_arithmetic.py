@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 from ._batching import elementwise_rule
 from ._define import dtype_of, nondifferentiable, shape_of

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from transforms.batch import BatchRule
+from transforms.batching import BatchRule
 from transforms.core import Primitive
 
 from ._define import shape_of

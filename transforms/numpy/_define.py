@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from transforms.core import Primitive, Tracer
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 __all__ = [
     "shape_of",

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from transforms.batch import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.batching import defbatch
+from transforms.core import Array, ArrayLike, Primitive, concrete, unary_function
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 from ._batching import elementwise_rule
 from ._define import dtype_of, elementwise, is_traced
@@ -101,23 +101,7 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
 
 
 def _public(primitive: Primitive, doc: str) -> Callable[[ArrayLike], Array]:
-    def fn(x: ArrayLike) -> Array:
-        # bind's work for one operand, inline (the hot path of eager code): a tracer's own
-        # trace interprets it (a finished one's takes bind's path, which says so); a plain
-        # value is NumPy's
-        if isinstance(x, Tracer):
-            trace = x._trace
-            if trace.alive:
-                return trace.process_primitive(primitive, (x,), {})  # type: ignore[return-value]
-        elif isinstance(x, (list, tuple)):
-            x = _operand(x)
-        else:
-            return primitive.impl(x)  # type: ignore[no-any-return]
-        return primitive.bind(x)  # type: ignore[no-any-return]
-
-    fn.__name__ = fn.__qualname__ = primitive.name
-    fn.__doc__ = doc
-    return fn
+    return unary_function(primitive, _operand, primitive.name, doc)
 
 
 def _unary(

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
-from transforms.jvp import defjvp, defjvp_joint
-from transforms.vjp import defvjp, defvjp_argnum
+from transforms.forward import defjvp, defjvp_joint
+from transforms.reverse import defvjp, defvjp_argnum
 
 from . import _batching, _shape
 from ._define import dtype_of, shape_of

@@ -52,11 +52,11 @@ from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
-from transforms.batch import BatchRule, defbatch
+from transforms.batching import BatchRule, defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.core.tree_util import register_pytree_node
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 from . import _elementwise, _indexing, _products, _reductions, _shape
 from ._arithmetic import in_dtype_of

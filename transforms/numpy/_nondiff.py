@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 
 from . import _shape

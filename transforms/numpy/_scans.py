@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive
-from transforms.jvp import defjvp
-from transforms.vjp import defvjp
+from transforms.forward import defjvp
+from transforms.reverse import defvjp
 
 from . import _indexing, _shape
 from ._batching import to_front

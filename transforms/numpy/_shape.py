@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from transforms.batch import defbatch
+from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
-from transforms.jvp import defjvp, defjvp_joint
-from transforms.vjp import defvjp, defvjp_argnum
+from transforms.forward import defjvp, defjvp_joint
+from transforms.reverse import defvjp, defvjp_argnum
 
 from . import _batching, _elementwise, _indexing, _reductions
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of

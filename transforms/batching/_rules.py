@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from transforms.core import Primitive
+from transforms.core import Primitive, register_interpreter
 
 __all__ = ["BatchRule", "defbatch", "has_batch_rule"]
 
@@ -30,6 +30,9 @@ def defbatch(primitive: Primitive, rule: BatchRule) -> None:
     _RULES[primitive] = rule
 
 
-def has_batch_rule(primitive: Primitive) -> bool:
-    """Whether ``primitive`` has a batching rule."""
+def has_batch_rule(primitive: Primitive, argnum: int = 0) -> bool:
+    """Whether ``primitive`` has a batching rule (one rule covers every argument)."""
     return primitive in _RULES
+
+
+register_interpreter("vmap", has_batch_rule, define="transforms.defbatch", nondifferentiable=True)

@@ -73,7 +73,7 @@ class BatchTrace(Trace[BatchTracer]):
         rule = _RULES.get(primitive)
         if rule is None:
             raise NoRuleError(
-                primitive.name, "vmap", self.first_owned(args), "transforms.batch.defbatch"
+                primitive.name, "vmap", self.first_owned(args), "transforms.batching.defbatch"
             )
         out, out_dim = rule(values, dims, **params)
         if primitive.multiple_results:

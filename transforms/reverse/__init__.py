@@ -7,6 +7,7 @@ from ._rules import VJPMaker as VJPMaker
 from ._rules import defvjp as defvjp
 from ._rules import defvjp_argnum as defvjp_argnum
 from ._rules import has_vjp_rule as has_vjp_rule
+from ._rules import vjp_makers as vjp_makers
 from ._trace import Entry as Entry
 from ._trace import VJPTrace as VJPTrace
 from ._trace import VJPTracer as VJPTracer
@@ -22,4 +23,5 @@ __all__ = [
     "defvjp",
     "defvjp_argnum",
     "has_vjp_rule",
+    "vjp_makers",
 ]

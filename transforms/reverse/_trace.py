@@ -18,7 +18,7 @@ import numpy as np
 from transforms.core import NoRuleError, Primitive, Trace, Tracer
 
 from ._protect import Guard
-from ._rules import _RULES, Pullback, _Argnum
+from ._rules import _RULES, Pullback
 
 __all__ = ["Entry", "Slot", "VJPTrace", "VJPTracer"]
 
@@ -129,26 +129,22 @@ class VJPTrace(Trace[VJPTracer]):
             ans = primitive.impl(*primals, **params)
         else:
             ans = primitive.bind(*primals, **params)
-        rules = _RULES.get(primitive)  # a tuple of makers or an _Argnum
+        rules = _RULES.get(primitive)  # makers indexed by argument position
         if rules is None:
             if not primitive.differentiable:
                 return ans
             raise NoRuleError(primitive.name, "vjp", owned[0], "transforms.defvjp")
-        argnum = type(rules) is _Argnum
         parents: list[int] = []
         pullbacks: list[Pullback] = []
+        n = len(rules)
         for i in owned:
-            if argnum:
-                pullback = rules.maker(i, ans, *primals, **params)
-            elif i < len(rules):
-                maker = rules[i]
-                if maker is None:
-                    continue
-                pullback = maker(ans, *primals, **params)
-            else:
+            if i >= n:
                 raise NoRuleError(primitive.name, "vjp", i, "transforms.defvjp")
+            maker = rules[i]
+            if maker is None:
+                continue
             parents.append(args[i].index)  # type: ignore[attr-defined]
-            pullbacks.append(pullback)
+            pullbacks.append(maker(ans, *primals, **params))
         if not parents:
             return ans
         tape = self.tape

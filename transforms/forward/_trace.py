@@ -12,7 +12,7 @@ from typing import Any
 
 from transforms.core import NoRuleError, Primitive, Trace, Tracer
 
-from ._rules import _RULES, _Joint
+from ._rules import _RULES
 
 __all__ = ["JVPTrace", "JVPTracer"]
 
@@ -43,36 +43,30 @@ class JVPTrace(Trace[JVPTracer]):
     def process_primitive(
         self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
     ) -> object:
-        primals = [a._primal if type(a) is JVPTracer and a._trace is self else a for a in args]
+        primals: list[Any] = []
+        tangents: list[Any] = []
+        traced = -1  # the position of the one traced argument; -2: several
+        for i, a in enumerate(args):
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a._primal)
+                tangents.append(a.tangent)
+                traced = i if traced == -1 else -2
+            else:
+                primals.append(a)
+                tangents.append(None)
         ans = primitive.bind(*primals, **params)
         if not primitive.differentiable:
             return ans
         rules = _RULES.get(primitive)
         if rules is None:
             raise NoRuleError(primitive.name, "jvp", self.first_owned(args), "transforms.defjvp")
-        multiple = primitive.multiple_results
-        if type(rules) is _Joint:
-            tangents = [
-                a.tangent if type(a) is JVPTracer and a._trace is self else None for a in args
-            ]
-            tangent = rules.rule(tangents, ans, *primals, **params)
+        per_argument = rules.per_argument
+        if traced >= 0 and per_argument is not None and traced < len(per_argument):
+            rule = per_argument[traced]  # one traced argument: its rule alone
+            tangent = None if rule is None else rule(tangents[traced], ans, *primals, **params)
         else:
-            tangent = None
-            for argnum, arg in enumerate(args):
-                if type(arg) is not JVPTracer or arg._trace is not self:
-                    continue
-                if argnum >= len(rules):  # type: ignore[arg-type]
-                    raise NoRuleError(primitive.name, "jvp", argnum, "transforms.defjvp")
-                rule = rules[argnum]  # type: ignore[index]
-                if rule is None:
-                    continue
-                term = rule(arg.tangent, ans, *primals, **params)
-                tangent = (
-                    _add(tangent, term)
-                    if multiple
-                    else (term if tangent is None else tangent + term)
-                )
-        if multiple:
+            tangent = rules.joint(tangents, ans, *primals, **params)
+        if primitive.multiple_results:
             tangents_out = (None,) * len(ans) if tangent is None else tangent
             return tuple(
                 a if t is None else JVPTracer(self, a, t)
@@ -81,12 +75,3 @@ class JVPTrace(Trace[JVPTracer]):
         if tangent is None:
             return ans
         return JVPTracer(self, ans, tangent)
-
-
-def _add(acc: tuple[Any, ...] | None, term: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Sum tuples of tangents of a multiple-results primitive; ``None`` is a zero."""
-    if acc is None:
-        return tuple(term)
-    return tuple(
-        a if t is None else (t if a is None else a + t) for a, t in zip(acc, term, strict=True)
-    )
