@@ -759,9 +759,18 @@ def value_and_grad(
     return _value_and_grad(fun, argnums, has_aux, "value_and_grad", holomorphic)
 
 
+@overload
 def hvp(
     fun: Callable[[*Ts], Leaf], primals: tuple[*Ts], tangents: tuple[*Ts]
-) -> tuple[Array, tuple[*Ts]]:
+) -> tuple[Array, tuple[*Ts]]: ...
+@overload
+def hvp(
+    fun: Callable[..., Leaf], primals: list[Any], tangents: list[Any]
+) -> tuple[Array, tuple[Any, ...]]: ...
+@show_typed_signature
+def hvp(
+    fun: Callable[..., Leaf], primals: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[Array, tuple[Any, ...]]:
     """Hessian-vector product of a scalar ``fun``: reverse over forward, the gradient of the
     directional derivative ``<grad fun, tangents>`` (one ``jvp`` inside one ``grad``).
 
@@ -780,7 +789,7 @@ def hvp(
     positions = tuple(range(len(primals)))
 
     def directional(*xs: Any) -> tuple[Any, Any]:
-        value, slope = jvp(fun, xs, tangents)
+        value, slope = jvp(fun, xs, tuple(tangents))
         return slope, value  # differentiate the slope; carry the value along as aux
 
     (_, value), products = _value_and_grad(directional, positions, True, "hvp")(*primals)
