@@ -41,13 +41,17 @@ def _literal(sel: int | tuple[int, ...]) -> str:
 
 
 def _overload(name: str, sel: int | tuple[int, ...], aux: bool, arrays: bool = False) -> str:
-    """One overload; ``arrays``: the differentiated parameters are ``Array`` rather than
-    type variables, so that a lambda's parameter gets a type."""
+    """One overload. ``arrays``: every parameter up to the last differentiated one is
+    ``Array``, so that a lambda's parameters get a type, and the result is an
+    ``ArrayFunction<n>`` Protocol (see its docstring)."""
     hess = name == "hessian"
     jac = name in ("jacfwd", "jacrev", "hessian")
     nums = (sel,) if isinstance(sel, int) else sel
     top = max(nums)
-    params = ["Array" if (hess or arrays) and i in nums else f"A{i}" for i in range(top + 1)]
+    if arrays:
+        params = ["Array"] * (top + 1)
+    else:
+        params = ["Array" if hess and i in nums else f"A{i}" for i in range(top + 1)]
     concat = f"Concatenate[{', '.join(params)}, P]"
     if hess:
         grads = "Array" if isinstance(sel, int) else _square(len(nums))
@@ -76,9 +80,12 @@ def _overload(name: str, sel: int | tuple[int, ...], aux: bool, arrays: bool = F
         if "*" not in args:
             args.append("*")
         args.append("chunk_size: int | None = None")
-    ret = f"Callable[{concat}, {result}]"
+    # A differentiated array may be a number too: the transform makes it an array (a list
+    # would be a pytree, differentiated leaf by leaf).
+    called = ["Leaf" if i in nums and p == "Array" else p for i, p in enumerate(params)]
+    ret = f"Callable[Concatenate[{', '.join(called)}, P], {result}]"
     if arrays:  # a Protocol, not a Callable: mypy's Any-ambiguity on a lambda then gives Any
-        ret = f"FunctionOfArray[P, {result}]"
+        ret = f"ArrayFunction{top + 1}[{', '.join(called)}, P, {result}]"
     if decorator:
         ret = f"Callable[[Callable[{concat}, {returned}]], {ret}]"
     public = "grad" if decorator else name
@@ -109,8 +116,12 @@ def _fallback(name: str) -> str:
 
 def block(name: str) -> str:
     lambdas = name not in ("hessian", "grad_decorator")  # (hessian's are always Array)
-    items = [_overload(name, 0, aux, arrays=True) for aux in (False, True) if lambdas]
-    items += [_overload(name, sel, aux) for aux in (False, True) for sel in selections()]
+    items = [
+        _overload(name, sel, aux, arrays)
+        for aux in (False, True)
+        for sel in selections()
+        for arrays in ((True, False) if lambdas else (False,))
+    ]
     return "".join(items) + _fallback(name)
 
 

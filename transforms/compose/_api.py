@@ -15,7 +15,9 @@ from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import (
-    FunctionOfArray,
+    ArrayFunction1,
+    ArrayFunction2,
+    ArrayFunction3,
     Leaf,
     check_input_dtypes,
     check_output_dtype,
@@ -383,15 +385,7 @@ def grad(
     argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
-) -> FunctionOfArray[P, Array]: ...
-@overload
-def grad(
-    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
-    argnums: Literal[0] = 0,
-    *,
-    has_aux: Literal[True],
-    holomorphic: bool = False,
-) -> FunctionOfArray[P, tuple[Array, Aux]]: ...
+) -> ArrayFunction1[Leaf, P, Array]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, P], Leaf],
@@ -401,11 +395,25 @@ def grad(
 ) -> Callable[Concatenate[A0, P], A0]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, Array]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
     argnums: Literal[1],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, P], A1]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, Array]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
@@ -415,11 +423,25 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], A2]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[Array]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, P], Leaf],
     argnums: tuple[Literal[0]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, P], tuple[A0]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
@@ -429,11 +451,25 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[A1]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[2]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Array, Array]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
@@ -443,11 +479,25 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[A0, A1]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Array, Array]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
@@ -457,11 +507,26 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Array, Array, Array]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[0], Literal[1], Literal[2]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
@@ -472,11 +537,25 @@ def grad(
 ) -> Callable[Concatenate[A0, P], tuple[A0, Aux]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
     argnums: Literal[1],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, P], tuple[A1, Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
@@ -486,11 +565,25 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[0]],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
@@ -500,11 +593,25 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[2]],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
@@ -514,6 +621,13 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[True],
@@ -521,11 +635,25 @@ def grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]]: ...
 @overload
 def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[1], Literal[2]],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Array, Array, Array], Aux]]: ...
 @overload
 def grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
@@ -586,15 +714,7 @@ def value_and_grad(
     argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
-) -> FunctionOfArray[P, tuple[Out, Array]]: ...
-@overload
-def value_and_grad(
-    fun: Callable[Concatenate[Array, P], tuple[Out, Aux]],
-    argnums: Literal[0] = 0,
-    *,
-    has_aux: Literal[True],
-    holomorphic: bool = False,
-) -> FunctionOfArray[P, tuple[tuple[Out, Aux], Array]]: ...
+) -> ArrayFunction1[Leaf, P, tuple[Out, Array]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, P], Out],
@@ -604,11 +724,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, P], tuple[Out, A0]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], Out],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Out, Array]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, P], Out],
     argnums: Literal[1],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, P], tuple[Out, A1]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Out, Array]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Out],
@@ -618,11 +752,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, A2]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, P], Out],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[Out, tuple[Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, P], Out],
     argnums: tuple[Literal[0]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, P], tuple[Out, tuple[A0]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], Out],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Out, tuple[Array]]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, P], Out],
@@ -632,11 +780,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[Out, tuple[A1]]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Out, tuple[Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Out],
     argnums: tuple[Literal[2]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], Out],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Out, tuple[Array, Array]]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, P], Out],
@@ -646,11 +808,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[Out, tuple[A0, A1]]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Out, tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Out],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A0, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Out, tuple[Array, Array]]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Out],
@@ -660,11 +836,26 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A1, A2]]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Out, tuple[Array, Array, Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], Out],
     argnums: tuple[Literal[0], Literal[1], Literal[2]],
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A0, A1, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, P], tuple[Out, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Out, Aux], Array]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, P], tuple[Out, Aux]],
@@ -675,11 +866,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, P], tuple[tuple[Out, Aux], A0]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Out, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Out, Aux], Array]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, P], tuple[Out, Aux]],
     argnums: Literal[1],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[Out, Aux], A1]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Out, Aux], Array]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
@@ -689,11 +894,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], A2]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Out, Aux], tuple[Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, P], tuple[Out, Aux]],
     argnums: tuple[Literal[0]],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, P], tuple[tuple[Out, Aux], tuple[A0]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Out, Aux], tuple[Array]]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, P], tuple[Out, Aux]],
@@ -703,11 +922,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[Out, Aux], tuple[A1]]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Out, Aux], tuple[Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
     argnums: tuple[Literal[2]],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array]]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, P], tuple[Out, Aux]],
@@ -717,6 +950,13 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[Out, Aux], tuple[A0, A1]]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[True],
@@ -724,11 +964,25 @@ def value_and_grad(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A0, A2]]]: ...
 @overload
 def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
     argnums: tuple[Literal[1], Literal[2]],
     has_aux: Literal[True],
     holomorphic: bool = False,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A1, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array, Array]]]: ...
 @overload
 def value_and_grad(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
@@ -746,11 +1000,11 @@ def value_and_grad(
 # end generated overloads: value_and_grad (python -m tools.overloads)
 @show_typed_signature
 def value_and_grad(
-    fun: Callable[P, Any],
+    fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-) -> Callable[P, tuple[Any, Any]]:
+) -> Any:
     """Like ``grad``, but returns ``(value, gradient)`` from one forward pass.
 
     With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX. Typed like

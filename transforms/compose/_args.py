@@ -14,7 +14,9 @@ from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of
 
 __all__ = [
-    "FunctionOfArray",
+    "ArrayFunction1",
+    "ArrayFunction2",
+    "ArrayFunction3",
     "Leaf",
     "show_typed_signature",
     "normalize_argnums",
@@ -32,18 +34,36 @@ Leaf: TypeAlias = Array | Scalar
 
 P = ParamSpec("P")
 R_co = TypeVar("R_co", covariant=True)
+X0 = TypeVar("X0", contravariant=True)
+X1 = TypeVar("X1", contravariant=True)
+X2 = TypeVar("X2", contravariant=True)
 
 
-class FunctionOfArray(Protocol[P, R_co]):
-    """What a transform of a lambda returns: a function of an array (then ``P``) to ``R_co``.
+class ArrayFunction1(Protocol[X0, P, R_co]):
+    """What a transform of a function of arrays returns: ``(x0, *P) -> R_co``.
 
-    The transforms' first overloads take ``Callable[Concatenate[Array, P], ...]``, so that a
-    lambda's parameter is typed ``Array`` (pyright); they return this Protocol rather than a
-    ``Callable`` because mypy, which sees a lambda as untyped, then falls back to ``Any``
-    instead of an untyped callable that ``--strict`` would refuse to call.
+    The transforms' first overloads take ``Callable[Concatenate[Array, ..., P], ...]``, so
+    that a lambda's parameters are typed ``Array`` (pyright); a differentiated one may then
+    be a number too (``Leaf``: the transform makes it an array). They return these Protocols
+    rather than a ``Callable`` because mypy, which sees a lambda as untyped, then falls back
+    to ``Any`` instead of an untyped callable that ``--strict`` refuses to call.
     """
 
-    def __call__(self, x: Array, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+    def __call__(self, x0: X0, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+class ArrayFunction2(Protocol[X0, X1, P, R_co]):
+    """``(x0, x1, *P) -> R_co``, as ``ArrayFunction1``."""
+
+    def __call__(self, x0: X0, x1: X1, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+class ArrayFunction3(Protocol[X0, X1, X2, P, R_co]):
+    """``(x0, x1, x2, *P) -> R_co``, as ``ArrayFunction1``."""
+
+    def __call__(
+        self, x0: X0, x1: X1, x2: X2, /, *args: P.args, **kwargs: P.kwargs
+    ) -> R_co: ...
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,7 +77,7 @@ def show_typed_signature(fun: F) -> F:
     for overload in typing.get_overloads(fun):
         signature = inspect.signature(overload)
         first = next(iter(signature.parameters.values()))
-        if first.annotation != "None" and "FunctionOfArray" not in signature.return_annotation:
+        if first.annotation != "None" and "ArrayFunction" not in signature.return_annotation:
             fun.__dict__["__signature__"] = signature
             return fun
     raise TypeError(f"{fun.__name__} has no typed overload to show")

@@ -23,7 +23,9 @@ from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import (
-    FunctionOfArray,
+    ArrayFunction1,
+    ArrayFunction2,
+    ArrayFunction3,
     Leaf,
     check_input_dtypes,
     check_output_dtype,
@@ -162,16 +164,7 @@ def jacfwd(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> FunctionOfArray[P, Array]: ...
-@overload
-def jacfwd(
-    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
-    argnums: Literal[0] = 0,
-    *,
-    has_aux: Literal[True],
-    holomorphic: bool = False,
-    chunk_size: int | None = None,
-) -> FunctionOfArray[P, tuple[Array, Aux]]: ...
+) -> ArrayFunction1[Leaf, P, Array]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, P], Leaf],
@@ -183,6 +176,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, P], A0]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, Array]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
     argnums: Literal[1],
     has_aux: Literal[False] = False,
@@ -190,6 +192,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, P], A1]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, Array]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
@@ -201,6 +212,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, A2, P], A2]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[Array]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, P], Leaf],
     argnums: tuple[Literal[0]],
     has_aux: Literal[False] = False,
@@ -208,6 +228,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, P], tuple[A0]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
@@ -219,6 +248,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, P], tuple[A1]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[2]],
     has_aux: Literal[False] = False,
@@ -226,6 +264,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Array, Array]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
@@ -237,6 +284,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, P], tuple[A0, A1]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[False] = False,
@@ -244,6 +300,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Array, Array]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
@@ -255,6 +320,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Array, Array, Array]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[0], Literal[1], Literal[2]],
     has_aux: Literal[False] = False,
@@ -262,6 +336,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
@@ -273,6 +356,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, P], tuple[A0, Aux]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
     argnums: Literal[1],
     has_aux: Literal[True],
@@ -280,6 +372,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, P], tuple[A1, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
@@ -291,6 +392,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[0]],
     has_aux: Literal[True],
@@ -298,6 +408,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
@@ -309,6 +428,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[2]],
     has_aux: Literal[True],
@@ -316,6 +444,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
@@ -327,6 +464,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[True],
@@ -336,6 +482,15 @@ def jacfwd(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]]: ...
 @overload
 def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[1], Literal[2]],
     has_aux: Literal[True],
@@ -343,6 +498,15 @@ def jacfwd(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Array, Array, Array], Aux]]: ...
 @overload
 def jacfwd(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
@@ -412,16 +576,7 @@ def jacrev(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> FunctionOfArray[P, Array]: ...
-@overload
-def jacrev(
-    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
-    argnums: Literal[0] = 0,
-    *,
-    has_aux: Literal[True],
-    holomorphic: bool = False,
-    chunk_size: int | None = None,
-) -> FunctionOfArray[P, tuple[Array, Aux]]: ...
+) -> ArrayFunction1[Leaf, P, Array]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, P], Leaf],
@@ -433,6 +588,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, P], A0]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, Array]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
     argnums: Literal[1],
     has_aux: Literal[False] = False,
@@ -440,6 +604,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, P], A1]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, Array]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
@@ -451,6 +624,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, A2, P], A2]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[Array]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, P], Leaf],
     argnums: tuple[Literal[0]],
     has_aux: Literal[False] = False,
@@ -458,6 +640,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, P], tuple[A0]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
@@ -469,6 +660,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, P], tuple[A1]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[2]],
     has_aux: Literal[False] = False,
@@ -476,6 +676,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Array, Array]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, P], Leaf],
@@ -487,6 +696,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, P], tuple[A0, A1]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[False] = False,
@@ -494,6 +712,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Array, Array]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
@@ -505,6 +732,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Array, Array, Array]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
     argnums: tuple[Literal[0], Literal[1], Literal[2]],
     has_aux: Literal[False] = False,
@@ -512,6 +748,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
@@ -523,6 +768,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, P], tuple[A0, Aux]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
     argnums: Literal[1],
     has_aux: Literal[True],
@@ -530,6 +784,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, P], tuple[A1, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
@@ -541,6 +804,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[0]],
     has_aux: Literal[True],
@@ -548,6 +820,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
@@ -559,6 +840,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[2]],
     has_aux: Literal[True],
@@ -566,6 +856,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
@@ -577,6 +876,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[0], Literal[2]],
     has_aux: Literal[True],
@@ -586,6 +894,15 @@ def jacrev(
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]]: ...
 @overload
 def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
     argnums: tuple[Literal[1], Literal[2]],
     has_aux: Literal[True],
@@ -593,6 +910,15 @@ def jacrev(
     *,
     chunk_size: int | None = None,
 ) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Array, Array, Array], Aux]]: ...
 @overload
 def jacrev(
     fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
@@ -670,7 +996,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[Array, P], Array]: ...
+) -> Callable[Concatenate[Leaf, P], Array]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, Array, P], Leaf],
@@ -679,7 +1005,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, Array, P], Array]: ...
+) -> Callable[Concatenate[A0, Leaf, P], Array]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, A1, Array, P], Leaf],
@@ -688,7 +1014,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, A1, Array, P], Array]: ...
+) -> Callable[Concatenate[A0, A1, Leaf, P], Array]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[Array, P], Leaf],
@@ -697,7 +1023,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[Array, P], tuple[tuple[Array]]]: ...
+) -> Callable[Concatenate[Leaf, P], tuple[tuple[Array]]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, Array, P], Leaf],
@@ -706,7 +1032,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, Array, P], tuple[tuple[Array]]]: ...
+) -> Callable[Concatenate[A0, Leaf, P], tuple[tuple[Array]]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, A1, Array, P], Leaf],
@@ -715,7 +1041,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, A1, Array, P], tuple[tuple[Array]]]: ...
+) -> Callable[Concatenate[A0, A1, Leaf, P], tuple[tuple[Array]]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[Array, Array, P], Leaf],
@@ -724,7 +1050,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[Array, Array, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
+) -> Callable[Concatenate[Leaf, Leaf, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[Array, A1, Array, P], Leaf],
@@ -733,9 +1059,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[
-    Concatenate[Array, A1, Array, P], tuple[tuple[Array, Array], tuple[Array, Array]]
-]: ...
+) -> Callable[Concatenate[Leaf, A1, Leaf, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, Array, Array, P], Leaf],
@@ -744,9 +1068,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[
-    Concatenate[A0, Array, Array, P], tuple[tuple[Array, Array], tuple[Array, Array]]
-]: ...
+) -> Callable[Concatenate[A0, Leaf, Leaf, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
@@ -756,7 +1078,7 @@ def hessian(
     *,
     chunk_size: int | None = None,
 ) -> Callable[
-    Concatenate[Array, Array, Array, P],
+    Concatenate[Leaf, Leaf, Leaf, P],
     tuple[tuple[Array, Array, Array], tuple[Array, Array, Array], tuple[Array, Array, Array]],
 ]: ...
 @overload
@@ -767,7 +1089,7 @@ def hessian(
     has_aux: Literal[True],
     holomorphic: bool = False,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[Array, P], tuple[Array, Aux]]: ...
+) -> Callable[Concatenate[Leaf, P], tuple[Array, Aux]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, Array, P], tuple[Leaf, Aux]],
@@ -776,7 +1098,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, Array, P], tuple[Array, Aux]]: ...
+) -> Callable[Concatenate[A0, Leaf, P], tuple[Array, Aux]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, A1, Array, P], tuple[Leaf, Aux]],
@@ -785,7 +1107,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, A1, Array, P], tuple[Array, Aux]]: ...
+) -> Callable[Concatenate[A0, A1, Leaf, P], tuple[Array, Aux]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
@@ -794,7 +1116,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[Array, P], tuple[tuple[tuple[Array]], Aux]]: ...
+) -> Callable[Concatenate[Leaf, P], tuple[tuple[tuple[Array]], Aux]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, Array, P], tuple[Leaf, Aux]],
@@ -803,7 +1125,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, Array, P], tuple[tuple[tuple[Array]], Aux]]: ...
+) -> Callable[Concatenate[A0, Leaf, P], tuple[tuple[tuple[Array]], Aux]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[A0, A1, Array, P], tuple[Leaf, Aux]],
@@ -812,7 +1134,7 @@ def hessian(
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[Concatenate[A0, A1, Array, P], tuple[tuple[tuple[Array]], Aux]]: ...
+) -> Callable[Concatenate[A0, A1, Leaf, P], tuple[tuple[tuple[Array]], Aux]]: ...
 @overload
 def hessian(
     fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
@@ -822,7 +1144,7 @@ def hessian(
     *,
     chunk_size: int | None = None,
 ) -> Callable[
-    Concatenate[Array, Array, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
+    Concatenate[Leaf, Leaf, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
 ]: ...
 @overload
 def hessian(
@@ -833,7 +1155,7 @@ def hessian(
     *,
     chunk_size: int | None = None,
 ) -> Callable[
-    Concatenate[Array, A1, Array, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
+    Concatenate[Leaf, A1, Leaf, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
 ]: ...
 @overload
 def hessian(
@@ -844,7 +1166,7 @@ def hessian(
     *,
     chunk_size: int | None = None,
 ) -> Callable[
-    Concatenate[A0, Array, Array, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
+    Concatenate[A0, Leaf, Leaf, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
 ]: ...
 @overload
 def hessian(
@@ -855,7 +1177,7 @@ def hessian(
     *,
     chunk_size: int | None = None,
 ) -> Callable[
-    Concatenate[Array, Array, Array, P],
+    Concatenate[Leaf, Leaf, Leaf, P],
     tuple[
         tuple[tuple[Array, Array, Array], tuple[Array, Array, Array], tuple[Array, Array, Array]],
         Aux,
