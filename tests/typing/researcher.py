@@ -194,9 +194,9 @@ def smooth_total(x: Array) -> Array:
 
 assert_type(T.grad(smooth_total)(y), Array)
 g_lambda = T.grad(lambda x: tnp.sum(softplus(x)))(y)  # a lambda: Array (pyright), Any (mypy)
-g_w_lambda, g_X_lambda = T.grad(
-    lambda w, X_: loss(Params(w, params.b), X_, y), argnums=(0, 1)
-)(params.w, X)
+g_w_lambda, g_X_lambda = T.grad(lambda w, X_: loss(Params(w, params.b), X_, y), argnums=(0, 1))(
+    params.w, X
+)
 assert_type(T.grad(smooth_total)(0.5), Array)  # a differentiated Array may be a number
 assert_type(T.grad(T.grad(tnp.sin))(0.5), Array)  # nests; tnp.sin takes an ArrayLike
 assert_type(T.jacfwd(tnp.sin)(y), Array)

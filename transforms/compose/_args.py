@@ -61,9 +61,7 @@ class ArrayFunction2(Protocol[X0, X1, P, R_co]):
 class ArrayFunction3(Protocol[X0, X1, X2, P, R_co]):
     """``(x0, x1, x2, *P) -> R_co``, as ``ArrayFunction1``."""
 
-    def __call__(
-        self, x0: X0, x1: X1, x2: X2, /, *args: P.args, **kwargs: P.kwargs
-    ) -> R_co: ...
+    def __call__(self, x0: X0, x1: X1, x2: X2, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
 
 F = TypeVar("F", bound=Callable[..., Any])
