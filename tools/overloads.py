@@ -160,10 +160,10 @@ def main(argv: list[str]) -> int:
             if target == path:
                 new = render(new, name)
         new = _format(new)
-        if new != text:
+        if new != _format(text):  # stale overloads, not mere formatting (ruff's business)
             stale.append(path)
-            if not check:
-                path.write_text(new)
+        if not check and new != text:
+            path.write_text(new)
     if check and stale:
         print("stale generated overloads in: " + ", ".join(str(p) for p in stale))
         print("run: python -m tools.overloads")
