@@ -5,18 +5,27 @@ needs *inside* the row (which also differentiates through that construction):
 
 - ``_conditioned(x) = x + (2n + 1) I``: strictly diagonally dominant, so non-singular and
   well conditioned (``det``, ``inv``, ``solve``, ``matrix_power``...);
-- ``_spd(x) = x x^T + n I``: symmetric positive definite (``cholesky``);
+- ``_spd(x) = x x^T + n I``: symmetric positive definite (``cholesky``), and
+  ``_spd_complex(x, y)``, Hermitian;
 - ``_separated(x) = sym(x) / 4 + diag(0, 4, 8, ...)``: symmetric with eigenvalues at least 1
   apart (``eigh``, ``eigvalsh``);
 - ``_real_spectrum(x) = P diag(0, 3, 6, ...) P^-1 + x / 10``: distinct real eigenvalues
   (``eig``; a fixed non-orthogonal ``P`` keeps LAPACK away from the nearly triangular matrices
   whose eigenvectors it returns inaccurately); ``_rotation(x)``: distinct complex pairs;
 - ``_full_rank(x) = x / 4 + E`` with ``E`` = 2, 6, 10 on its (rectangular) diagonal: singular
-  values distinct, at least 0.5 (``svd``, ``qr``, ``pinv``, ``lstsq``).
+  values distinct, at least 0.5 (``svd``, ``qr``, ``pinv``, ``lstsq``);
+  ``_full_rank_complex(x, y)`` likewise for ``x + iy``;
+- ``x @ y`` of factors ``(n, r)``, ``(r, n)`` with ``r < n``: singular (``det``).
+
+Complex inputs are built inside the row from two (or more) real arguments (``_complex(x, y) =
+x + iy``) and complex outputs returned as their real and imaginary parts, so the checks run
+along real and imaginary directions. Rows named ``*_non_symmetric`` (and the complex ``eigh``
+ones) feed ``cholesky``/``eigh``/``eigvalsh`` a matrix that is not Hermitian, of which NumPy
+reads one triangle.
 
 Outputs whose sign or phase is a convention (eigenvectors, singular vectors, ``Q``) are seen
 through gauge-invariant functions of them: ``V f(w) V^-1``, ``U diag(f(s)) Vh``, ``Q R``,
-elementwise squares ``V * V`` (and ``|v|^2`` for complex ``eig``).
+elementwise squares ``V * V`` (and ``|v|^2`` for complex vectors).
 """
 
 from __future__ import annotations
@@ -90,12 +99,36 @@ def _full_rank(x: Any) -> Any:
     return x * 0.25 + _rect_diag(m, n)
 
 
+def _full_rank_complex(x: Any, y: Any) -> Any:
+    """``_full_rank`` of ``x + iy`` (scaled by 1/8: singular values distinct, at least 0.8)."""
+    m, n = x.shape[-2:]
+    return _complex(x, y) * 0.125 + _rect_diag(m, n)
+
+
+def _spd_complex(x: Any, y: Any) -> Any:
+    """``z z^H + n I``, ``z = x + iy``: Hermitian positive definite."""
+    z = _complex(x, y)
+    n = x.shape[-1]
+    return z @ tnp.conj(_transpose_last(z)) + n * np.eye(n)
+
+
 def _diag_matrix(v: Any) -> Any:
     return v[..., None, :] * np.eye(v.shape[-1])
 
 
 def _flat(*parts: Any) -> Any:
     return tnp.concatenate([tnp.reshape(p, (-1,)) for p in parts])
+
+
+def _complex(x: Any, y: Any) -> Any:
+    """``x + iy``: a complex input built from two real arguments, so that every check of the
+    table (finite differences, duality, second order) runs along real and imaginary
+    directions alike."""
+    return x + 1j * y
+
+
+def _real_imag(*parts: Any) -> Any:
+    return _flat(*(f(p) for p in parts for f in (tnp.real, tnp.imag)))
 
 
 # ---- shapes ------------------------------------------------------------------------------------
@@ -113,6 +146,25 @@ def _tall(draw: st.DrawFn, wide: bool = False) -> tuple[Shape]:
     n = draw(st.integers(1, 3))
     m = draw(st.integers(1, 4)) if wide else draw(st.integers(n, 4))
     return (batch + (m, n),)
+
+
+@st.composite
+def _low_rank(draw: st.DrawFn, copies: int = 1) -> tuple[Shape, ...]:
+    """Factors ``(..., n, r)``, ``(..., r, n)`` of a rank-deficient n x n product (r = n - 1
+    or n - 2, r >= 1), ``copies`` times over (real and imaginary parts)."""
+    batch = draw(shapes(max_dims=1, max_side=2))
+    n = draw(st.integers(2, 4))
+    r = draw(st.integers(max(1, n - 2), n - 1))
+    return (batch + (n, r),) * copies + (batch + (r, n),) * copies
+
+
+def _copies(strategy: st.SearchStrategy[tuple[Shape]], k: int = 2) -> Any:
+    """``k`` arguments of one drawn shape: e.g. the real and imaginary parts of a matrix."""
+    return strategy.map(lambda s: s * k)
+
+
+def _square_pair() -> st.SearchStrategy[tuple[Shape, ...]]:
+    return _copies(_square())
 
 
 def _solve_shapes(vector: bool) -> st.SearchStrategy[tuple[Shape, ...]]:
@@ -295,10 +347,18 @@ def _cross_params(draw: st.DrawFn, arg_shapes: tuple[Shape, ...]) -> Params:
 
 
 # ---- the rows ------------------------------------------------------------------------------------
-def _eigh_parts(x: Any, UPLO: str) -> Any:
-    w, v = L.eigh(_separated(x), UPLO=UPLO)
-    function = v @ _diag_matrix(tnp.sin(w)) @ _transpose_last(v)  # sin of the matrix
+def _eigh_parts(a: Any, UPLO: str) -> Any:
+    """Gauge-invariant functions of ``eigh(a)``: ``w``, ``|v|^2`` and ``sin`` of the matrix."""
+    w, v = L.eigh(a, UPLO=UPLO)
+    function = v @ _diag_matrix(tnp.sin(w)) @ tnp.conj(_transpose_last(v))
+    if tnp.iscomplexobj(a):
+        return _flat(w, tnp.real(v * tnp.conj(v)), _real_imag(function))
     return _flat(w, v * v, function)
+
+
+def _eigh_complex(x: Any, y: Any, z: Any, UPLO: str) -> Any:
+    """A complex input that is not Hermitian: NumPy reads the ``UPLO`` triangle."""
+    return _eigh_parts(_separated(x) + 0.1 * _complex(y, z), UPLO)
 
 
 def _power_sums(w: Any) -> Any:
@@ -329,9 +389,47 @@ def _svd_parts(x: Any) -> Any:
     return _flat(s, u * u, vh * vh, function)
 
 
+def _svd_complex_parts(x: Any, y: Any) -> Any:
+    """``s``, ``|U|^2``, ``|Vh|^2`` and ``U diag(sin s) Vh``: invariant under the phases."""
+    u, s, vh = L.svd(_full_rank_complex(x, y), full_matrices=False)
+    function = (u * tnp.sin(s)[..., None, :]) @ vh
+    return _flat(s, tnp.real(u * tnp.conj(u)), tnp.real(vh * tnp.conj(vh)), _real_imag(function))
+
+
+def _qr_invariants(q: Any, r: Any) -> Any:
+    """Sign-invariant functions of Q and R (LAPACK skips the reflection of a column already
+    zero below the diagonal, so the signs jump there: at the drawn x = 0, say)."""
+    return _flat(q * q, r * r, q @ r, q[..., :, :1] * r[..., :1, :])  # q_0 r_0: signs cancel
+
+
 def _qr_parts(x: Any) -> Any:
-    q, r = L.qr(_full_rank(x))
-    return _flat(q * q, r * r, q @ r, q[..., :, :1] * r[..., :1, :1])
+    return _qr_invariants(*L.qr(_full_rank(x)))
+
+
+def _qr_complex_parts(x: Any, y: Any) -> Any:
+    """Phase-invariant functions of Q and R (see ``_qr_invariants``)."""
+    q, r = L.qr(_full_rank_complex(x, y))
+    first = q[..., :, :1] * r[..., :1, :]  # q_0 r_0: the phase of column 0 cancels
+    return _flat(tnp.real(q * tnp.conj(q)), tnp.real(r * tnp.conj(r)), _real_imag(q @ r, first))
+
+
+def _lstsq_complex_parts(a: Any, a_im: Any, b: Any, b_im: Any) -> Any:
+    x, residuals, _rank, s = L.lstsq(_full_rank_complex(a, a_im), _complex(b, b_im))
+    return _flat(_real_imag(x), residuals, s)
+
+
+def _eig_complex_input_parts(x: Any, y: Any) -> Any:
+    w, v = L.eig(_real_spectrum(x) + 0.1j * y)
+    function = v @ _diag_matrix(tnp.sin(w)) @ L.inv(v)
+    weighted = tnp.real(v * tnp.conj(v)) @ tnp.sin(w)[..., :, None]
+    return _real_imag(_power_sums(w), weighted, function)
+
+
+def _matrix_norm_complex(x: Any, y: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    z = _full_rank_complex(x, y)
+    if axis is not None:
+        z = tnp.moveaxis(z, (-2, -1), axis)
+    return L.norm(z, ord, axis, keepdims)
 
 
 def _lstsq_parts(a: Any, b: Any) -> Any:
@@ -344,6 +442,15 @@ def _slogdet(x: Any) -> Any:
     flip = np.diag([-1.0] + [1.0] * (n - 1))  # negative determinants too
     sign, logabsdet = L.slogdet(_conditioned(x) @ flip)
     return sign * logabsdet
+
+
+def _slogdet_complex(x: Any, y: Any) -> Any:
+    sign, logabsdet = L.slogdet(_conditioned(_complex(x, y)))
+    return _real_imag(sign * logabsdet, sign)
+
+
+def _det_rank_deficient_complex(x1: Any, x2: Any, y1: Any, y2: Any) -> Any:
+    return _real_imag(L.det(_complex(x1, x2) @ _complex(y1, y2)))
 
 
 def _einsum(*xs: Any, subscripts: str) -> Any:
@@ -395,6 +502,27 @@ SPECS: tuple[OpSpec, ...] = (
     # ---- determinants and inverses ---------------------------------------------------------
     OpSpec("linalg_det", lambda x: L.det(_conditioned(x)), _square(), covers=("linalg.det",)),
     OpSpec("linalg_slogdet", _slogdet, _square(), covers=("linalg.slogdet",)),
+    # det at singular matrices: x @ y of rank n - 1 or n - 2 (the cofactor matrix and its
+    # derivatives, det being a polynomial); complex too
+    OpSpec(
+        "linalg_det_rank_deficient",
+        lambda x, y: L.det(x @ y),
+        _low_rank(),
+        covers=("linalg.det",),
+    ),
+    OpSpec(
+        "linalg_det_rank_deficient_complex",
+        _det_rank_deficient_complex,
+        _low_rank(copies=2),
+        covers=("linalg.det",),
+    ),
+    OpSpec(
+        "linalg_det_complex",
+        lambda x, y: _real_imag(L.det(_conditioned(_complex(x, y)))),
+        _square_pair(),
+        covers=("linalg.det",),
+    ),
+    OpSpec("linalg_slogdet_complex", _slogdet_complex, _square_pair(), covers=("linalg.slogdet",)),
     OpSpec("linalg_inv", lambda x: L.inv(_conditioned(x)), _square(), covers=("linalg.inv",)),
     OpSpec(
         "linalg_solve",
@@ -421,6 +549,12 @@ SPECS: tuple[OpSpec, ...] = (
         covers=("linalg.pinv",),
     ),
     OpSpec("linalg_lstsq", _lstsq_parts, _lstsq_shapes(), covers=("linalg.lstsq",)),
+    OpSpec(
+        "linalg_lstsq_complex",
+        _lstsq_complex_parts,
+        _lstsq_shapes().map(lambda s: (s[0], s[0], s[1], s[1])),
+        covers=("linalg.lstsq",),
+    ),
     OpSpec(
         "linalg_matrix_power",
         lambda x, n: L.matrix_power(_conditioned(x) / (2 * x.shape[-1] + 1), n),
@@ -453,18 +587,78 @@ SPECS: tuple[OpSpec, ...] = (
         _square(),
         covers=("linalg.cholesky",),
     ),
-    OpSpec("linalg_qr", _qr_parts, _tall(), covers=("linalg.qr",)),
+    OpSpec(
+        "linalg_cholesky_non_symmetric",
+        lambda x, y, upper: L.cholesky(_spd(x) + 0.3 * y, upper=upper),
+        _square_pair(),
+        lambda s: st.fixed_dictionaries({"upper": st.booleans()}),
+        covers=("linalg.cholesky",),
+    ),
+    OpSpec(
+        "linalg_cholesky_complex",
+        lambda x, y: _real_imag(L.cholesky(_spd_complex(x, y))),
+        _square_pair(),
+        covers=("linalg.cholesky",),
+    ),
+    OpSpec(
+        "linalg_cholesky_upper_complex",
+        lambda x, y: _real_imag(L.cholesky(_spd_complex(x, y), upper=True)),
+        _square_pair(),
+        covers=("linalg.cholesky",),
+    ),
+    # qr: tall, square and wide (m < n)
+    OpSpec("linalg_qr", _qr_parts, _tall(wide=True), covers=("linalg.qr",)),
     OpSpec(
         "linalg_qr_r",
         lambda x: L.qr(_full_rank(x), mode="r") ** 2,
+        _tall(wide=True),
+        covers=("linalg.qr",),
+    ),
+    OpSpec(
+        "linalg_qr_wide_complete",
+        lambda x: _qr_invariants(*L.qr(_transpose_last(_full_rank(x)), mode="complete")),
         _tall(),
         covers=("linalg.qr",),
     ),
-    OpSpec("linalg_eigh", _eigh_parts, _square(), _uplo, covers=("linalg.eigh",)),
+    OpSpec(
+        "linalg_qr_complex", _qr_complex_parts, _copies(_tall(wide=True)), covers=("linalg.qr",)
+    ),
+    # eigh/eigvalsh: symmetric inputs, and inputs of which NumPy reads one triangle only
+    OpSpec(
+        "linalg_eigh",
+        lambda x, UPLO: _eigh_parts(_separated(x), UPLO),
+        _square(),
+        _uplo,
+        covers=("linalg.eigh",),
+    ),
+    OpSpec(
+        "linalg_eigh_non_symmetric",
+        lambda x, y, UPLO: _eigh_parts(_separated(x) + 0.1 * y, UPLO),
+        _square_pair(),
+        _uplo,
+        covers=("linalg.eigh",),
+    ),
+    OpSpec(
+        "linalg_eigh_complex", _eigh_complex, _copies(_square(), 3), _uplo, covers=("linalg.eigh",)
+    ),
     OpSpec(
         "linalg_eigvalsh",
         lambda x, UPLO: L.eigvalsh(_separated(x), UPLO=UPLO),
         _square(),
+        _uplo,
+        covers=("linalg.eigvalsh",),
+    ),
+    OpSpec(
+        "linalg_eigvalsh_non_symmetric",
+        lambda x, y, UPLO: L.eigvalsh(_separated(x) + 0.1 * y, UPLO=UPLO),
+        _square_pair(),
+        _uplo,
+        covers=("linalg.eigvalsh",),
+    ),
+    OpSpec(
+        "linalg_eigvalsh_complex",
+        lambda x, y, z, UPLO: L.eigvalsh(_separated(x) + 0.1 * _complex(y, z), UPLO=UPLO),
+        _copies(_square(), 3),
         _uplo,
         covers=("linalg.eigvalsh",),
     ),
@@ -481,7 +675,25 @@ SPECS: tuple[OpSpec, ...] = (
         _square(),
         covers=("linalg.eigvals",),
     ),
+    OpSpec(
+        "linalg_eig_complex_input",
+        _eig_complex_input_parts,
+        _square_pair(),
+        covers=("linalg.eig",),
+    ),
     OpSpec("linalg_svd", _svd_parts, _tall(wide=True), covers=("linalg.svd",)),
+    OpSpec(
+        "linalg_svd_complex",
+        _svd_complex_parts,
+        _copies(_tall(wide=True)),
+        covers=("linalg.svd",),
+    ),
+    OpSpec(
+        "linalg_svdvals_complex",
+        lambda x, y: L.svdvals(_full_rank_complex(x, y)),
+        _copies(_tall(wide=True)),
+        covers=("linalg.svdvals",),
+    ),
     OpSpec(
         "linalg_svd_compute_uv_false",
         lambda x: L.svd(_full_rank(x), compute_uv=False),
@@ -515,6 +727,14 @@ SPECS: tuple[OpSpec, ...] = (
         "linalg_norm_matrix",
         _matrix_norm,
         _matrix_norm_shapes(),
+        _matrix_norm_params,
+        DISTINCT,
+        covers=("linalg.norm",),
+    ),
+    OpSpec(
+        "linalg_norm_matrix_complex",
+        _matrix_norm_complex,
+        _copies(_matrix_norm_shapes()),
         _matrix_norm_params,
         DISTINCT,
         covers=("linalg.norm",),

@@ -2,8 +2,10 @@
 
 - complex numbers follow JAX: a VJP is the transpose of the JVP under ``Re(sum(a * b))``;
 - kinks and jumps: ``|x|`` has derivative 0 at 0 (complex too); piecewise-constant functions
-  have derivative 0 (not an error); ``clip`` passes the derivative inside its closed interval
-  and to the selected bound outside; ``fmax``/``fmin`` give it to the non-NaN operand;
+  have derivative 0 (not an error); ``clip`` passes the derivative inside its interval, to the
+  selected bound outside, and half-and-half at a bound (JAX's values: clip is
+  ``minimum(maximum(a, lo), hi)`` with shared ties); ``fmax``/``fmin`` give it to the non-NaN
+  operand and share ties like ``maximum``/``minimum`` (JAX gives a tie to the second operand);
 - ``sinc`` is exact at 0 at every order; dtypes are kept; every function batches under
   ``vmap`` like a loop over the batch.
 """
@@ -170,16 +172,21 @@ def test_angle_of_real_values_is_numpy_and_constant() -> None:
 
 
 # ---- clip --------------------------------------------------------------------------------------
-def test_clip_derivative_inside_closed_interval_and_to_selected_bound() -> None:
+def test_clip_derivative_inside_to_selected_bound_outside_and_shared_at_a_bound() -> None:
     a = np.array([-2.0, 0.0, 0.5, 1.0, 3.0])
     lo, hi = np.zeros(5), np.ones(5)
     total = T.grad(lambda a, lo, hi: tnp.sum(tnp.clip(a, lo, hi)), argnums=(0, 1, 2))
     ga, glo, ghi = total(a, lo, hi)
-    np.testing.assert_array_equal(ga, [0, 1, 1, 1, 0])
-    np.testing.assert_array_equal(glo, [1, 0, 0, 0, 0])
-    np.testing.assert_array_equal(ghi, [0, 0, 0, 0, 1])
-    # a scalar bound collects its derivative over the broadcast
-    np.testing.assert_array_equal(T.grad(lambda h: tnp.sum(tnp.clip(a, 0.0, h)))(1.0), 1.0)
+    np.testing.assert_array_equal(ga, [0, 0.5, 1, 0.5, 0])  # JAX 0.10 gives the same
+    np.testing.assert_array_equal(glo, [1, 0.5, 0, 0, 0])
+    np.testing.assert_array_equal(ghi, [0, 0, 0, 0.5, 1])
+    _, t = T.jvp(lambda a: tnp.clip(a, lo, hi), (a,), (np.ones(5),))
+    np.testing.assert_array_equal(t, [0, 0.5, 1, 0.5, 0])
+    # clip is minimum(maximum(a, lo), hi) in its derivatives too, a == lo == hi included
+    g = T.grad(lambda a, lo, hi: tnp.clip(a, lo, hi), argnums=(0, 1, 2))(1.0, 1.0, 1.0)
+    np.testing.assert_array_equal(g, [0.25, 0.25, 0.5])
+    # a scalar bound collects its derivative over the broadcast: 1 (from 3.0) + 1/2 (from 1.0)
+    np.testing.assert_array_equal(T.grad(lambda h: tnp.sum(tnp.clip(a, 0.0, h)))(1.0), 1.5)
 
 
 def test_clip_values_match_numpy() -> None:
@@ -216,6 +223,9 @@ def test_fmax_fmin_give_the_derivative_to_the_number_not_the_nan() -> None:
         big = f is tnp.fmax
         np.testing.assert_array_equal(gx, [1, 0, 0.5, 1 if big else 0, 0])
         np.testing.assert_array_equal(gy, [0, 1, 0.5, 0 if big else 1, 0])
+        # a tie is shared in forward mode too, like maximum/minimum (JAX: all to y)
+        _, t = T.jvp(f, (np.array(1.0), np.array(1.0)), (np.array(1.0), np.array(0.0)))
+        np.testing.assert_array_equal(t, 0.5)
 
 
 def test_mod_and_fmod_derivatives_in_the_divisor() -> None:

@@ -40,6 +40,15 @@ def _separated(*shape: int) -> np.ndarray:
     return (x + np.swapaxes(x, -1, -2)) * 0.1 + np.diag(3.0 * np.arange(shape[-1]))
 
 
+def _low_rank(n: int, rank: int, rng: np.random.Generator = RNG) -> np.ndarray:
+    return rng.normal(size=(n, rank)) @ rng.normal(size=(rank, n))
+
+
+def _spd_complex(n: int) -> np.ndarray:
+    z = _normal(n, n) + 1j * _normal(n, n)
+    return z @ z.conj().T + n * np.eye(n)
+
+
 def _full_rank(*shape: int) -> np.ndarray:
     m, n = shape[-2:]
     e = np.zeros((m, n))
@@ -245,8 +254,13 @@ def _cases() -> list[tuple[str, Callable[..., Any], list[np.ndarray], Any]]:
     spd = np.stack([_spd(3, 3) for _ in range(4)])
     tall = np.stack([_full_rank(4, 2) for _ in range(4)])
     wide = np.stack([_full_rank(2, 4) for _ in range(4)])
+    tall_c = tall + 0.1j * _normal(4, 4, 2)
+    spd_c = np.stack([_spd_complex(3) for _ in range(4)])
+    singular = np.stack([a3[0], np.outer([1.0, 2.0, 3.0], [1.0, 0.0, -1.0]), _low_rank(3, 2)])
     return [
         ("det", L.det, [a3], 0),
+        ("det_singular", L.det, [singular], 0),
+        ("det_complex", L.det, [a3 + 0.5j * _normal(4, 3, 3)], 0),
         ("slogdet", lambda x: tuple(L.slogdet(x)), [a3], 0),
         ("inv", L.inv, [a3], 0),
         ("solve_matrix", L.solve, [a3, _normal(4, 3, 2)], 0),
@@ -259,6 +273,15 @@ def _cases() -> list[tuple[str, Callable[..., Any], list[np.ndarray], Any]]:
         ("lstsq", lambda a, b: L.lstsq(a, b)[0], [tall, _normal(4, 4)], 0),
         ("cholesky", L.cholesky, [spd], 0),
         ("qr", lambda x: tuple(L.qr(x)), [tall], 0),
+        ("qr_wide", lambda x: tuple(L.qr(x)), [wide], 0),
+        ("qr_complex", lambda x: tuple(L.qr(x)), [tall_c], 0),
+        ("qr_complex_wide", lambda x: tuple(L.qr(x)), [np.swapaxes(tall_c, -1, -2)], 0),
+        ("cholesky_complex", L.cholesky, [spd_c], 0),
+        ("eigh_complex_upper", lambda x: tuple(L.eigh(x, "U")), [spd_c + 0.3 * a3], 0),
+        ("eigvalsh_non_symmetric", lambda x: L.eigvalsh(x, "U"), [s3 + 0.1 * a3], 0),
+        ("svd_complex", lambda x: tuple(L.svd(x, full_matrices=False)), [tall_c], 0),
+        ("norm_nuc_complex", lambda x: L.norm(x, "nuc"), [tall_c], 0),
+        ("lstsq_complex", lambda a, b: L.lstsq(a, b)[0], [tall_c, _normal(4, 4) + 1j], 0),
         ("eigh", lambda x: tuple(L.eigh(x)), [s3], 0),
         ("eigvalsh", L.eigvalsh, [s3], 0),
         ("eig", lambda x: tuple(L.eig(x)), [s3], 0),
@@ -341,7 +364,10 @@ def test_vmap_of_grad_and_jvp_of_vmap(
     expected = _loop(grad, args, in_axes)
     _close(T.vmap(grad, in_axes=in_axes)(*args), expected, rtol=1e-7, atol=1e-8)
     # forward mode through the batching rules: jvp(vmap(f)) equals the loop of jvps
-    tangents = tuple(_normal(*np.shape(a)) for a in args)
+    tangents = tuple(
+        _normal(*np.shape(a)) + (1j * _normal(*np.shape(a)) if np.iscomplexobj(a) else 0)
+        for a in args
+    )
     _, t_out = T.jvp(T.vmap(f, in_axes=in_axes), tuple(args), tangents)
     per = _loop(
         lambda *xs: T.jvp(f, xs[: len(args)], xs[len(args) :])[1],
@@ -429,11 +455,71 @@ def _complex_fd_check(f: Callable[[Any], Any], z: np.ndarray) -> None:
         lambda z: tnp.vdot(z, z * 2.0),
         lambda z: tnp.einsum("ij,jk->ik", z, z),
         lambda z: L.eig(z)[0],
+        lambda z: L.cholesky(z @ z.conj().T),
+        lambda z: _joined(*L.qr(z)),
+        lambda z: _joined(*L.qr(z[:2])),
+        lambda z: L.eigvalsh(z),
+        lambda z: _joined(*_gauge_free_eigh(z, "U")),
+        L.svdvals,
+        lambda z: _joined(*_gauge_free_svd(z[:2])),
+        lambda z: L.norm(z, "nuc"),
+        lambda z: L.norm(z, 2),
+        lambda z: L.lstsq(z[:, :2], np.arange(3.0) + 1j)[0],
     ],
 )
 def test_complex_inputs_follow_the_bilinear_convention(f: Callable[[Any], Any]) -> None:
     z = _conditioned(3, 3) + 1j * _normal(3, 3)
     _complex_fd_check(f, z)
+
+
+def _joined(*parts: Any) -> Any:
+    return tnp.concatenate([tnp.ravel(p) for p in parts])
+
+
+def _gauge_free_eigh(z: Any, uplo: str = "L") -> Any:
+    """``V diag(sin w) V^H`` and ``|V|^2``: unchanged by the eigenvectors' phases."""
+    w, v = L.eigh(z, UPLO=uplo)
+    return (v * tnp.sin(w)) @ tnp.conj(v.T), tnp.real(v * tnp.conj(v))
+
+
+def _gauge_free_svd(z: Any) -> Any:
+    u, s, vh = L.svd(z, full_matrices=False)
+    return (u * tnp.sin(s)) @ vh, tnp.real(u * tnp.conj(u)), s
+
+
+THIRD_ORDER = {
+    "qr_wide": (lambda x: L.qr(x)[1], _full_rank(2, 4)),
+    "qr_wide_complex": (lambda x: L.qr(x)[0], _full_rank(2, 3) + 0.2j * _normal(2, 3)),
+    "cholesky_complex": (L.cholesky, _spd_complex(3)),
+    "eigh_complex": (lambda z: _gauge_free_eigh(z)[0], _spd_complex(3) + 0.3j * _normal(3, 3)),
+    "svd_complex": (lambda z: _gauge_free_svd(z)[0], _full_rank(3, 2) + 0.2j * _normal(3, 2)),
+    "det_singular": (L.det, np.outer([1.0, 2.0, 3.0, 0.5], [1.0, -1.0, 0.5, 2.0])),
+    "slogdet_complex": (lambda z: L.slogdet(z)[0], _conditioned(3, 3) + 1j * _normal(3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THIRD_ORDER))
+def test_third_derivatives_match_finite_differences(name: str) -> None:
+    """d^3 f along one direction by forward mode (and its duality with reverse over forward
+    over forward) against a finite difference of the second derivative."""
+    f, x = THIRD_ORDER[name]
+    dx = _normal(*x.shape) + (1j * _normal(*x.shape) if np.iscomplexobj(x) else 0)
+
+    def d1(y: Any) -> Any:
+        return T.jvp(f, (y,), (dx,))[1]
+
+    def d2(y: Any) -> Any:
+        return T.jvp(d1, (y,), (dx,))[1]
+
+    d3 = T.jvp(d2, (x,), (dx,))[1]
+    eps = 1e-4
+    fd = (np.asarray(d2(x + eps * dx)) - np.asarray(d2(x - eps * dx))) / (2 * eps)
+    _close(d3, fd, rtol=1e-5, atol=1e-5 * max(1.0, float(np.max(np.abs(fd)))))
+    w = _normal(*np.shape(d3)).astype(np.asarray(d3).dtype)
+    (ct,) = T.vjp(d2, x)[1](w)
+    assert abs(np.real(np.sum(w * d3)) - np.real(np.sum(ct * dx))) <= 1e-8 * max(
+        1.0, float(np.sum(np.abs(w * d3)))
+    )
 
 
 def test_eig_of_real_matrix_with_complex_eigenvalues() -> None:
@@ -451,33 +537,216 @@ def test_eig_of_real_matrix_with_complex_eigenvalues() -> None:
     assert not np.iscomplexobj(ct)
 
 
+# ---- det and slogdet at singular matrices ----------------------------------------------------
+def _det_derivative(a: np.ndarray, k: int) -> np.ndarray:
+    """The k-th derivative of det at ``a``, shape ``(n, n) * k``, from the closed form (det is
+    a polynomial): d^k det / da[i1, j1] ... da[ik, jk] is the determinant of ``a`` without
+    rows i and columns j, signed by the permutation that sends i_l to j_l and the remaining
+    rows in order to the remaining columns; 0 if two i's or two j's coincide."""
+    n = a.shape[0]
+    out = np.zeros((n, n) * k, dtype=a.dtype)
+    for rows in itertools.permutations(range(n), k):
+        for cols in itertools.permutations(range(n), k):
+            r_rest = [r for r in range(n) if r not in rows]
+            c_rest = [c for c in range(n) if c not in cols]
+            minor = np.linalg.det(a[np.ix_(r_rest, c_rest)]) if r_rest else 1.0
+            perm = np.zeros(n, int)
+            perm[list(rows) + r_rest] = list(cols) + c_rest
+            sign = np.linalg.det(np.eye(n)[perm])
+            out[tuple(x for pair in zip(rows, cols, strict=True) for x in pair)] = sign * minor
+    return out
+
+
+def _nested(f: Callable[..., Any], modes: str) -> Callable[..., Any]:
+    for mode in modes:
+        f = T.jacfwd(f) if mode == "f" else T.jacrev(f)
+    return f
+
+
+SINGULAR = {
+    "rows_proportional": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+    "zero_first_column": np.array([[0.0, 1.0, 2.0], [0.0, 1.0, 5.0], [0.0, 3.0, -1.0]]),
+    "rank_1_exact": np.outer([1.0, 2.0, -1.0], [3.0, 0.5, 1.0]),
+    "zero": np.zeros((3, 3)),
+    "rank_3_of_4": _low_rank(4, 3),
+    "rank_2_of_4": _low_rank(4, 2),
+    "rank_1_of_4": _low_rank(4, 1),
+    "rank_1_of_2": _low_rank(2, 1),
+    "tiny_rank_2_of_3": 1e-150 * _low_rank(3, 2),
+    "huge_rank_2_of_3": 1e100 * _low_rank(3, 2),
+}
+MODES = ["f", "r", "ff", "fr", "rf", "rr", "fff", "rrr", "frf", "rfr"]
+
+
+@pytest.mark.parametrize("name", sorted(SINGULAR))
+def test_det_derivatives_at_singular_matrices_are_the_closed_form(name: str) -> None:
+    """The gradient is the cofactor matrix (zero at rank <= n - 2), the Hessian and the third
+    derivative the signed minors of size n - 2 and n - 3, in every nesting of modes."""
+    a = SINGULAR[name]
+    scale = float(np.max(np.abs(a))) or 1.0
+    for modes in MODES:
+        expected = _det_derivative(a, len(modes))
+        got = _nested(L.det, modes)(a)
+        size = scale ** (a.shape[0] - len(modes))  # the k-th derivative scales like a^(n-k)
+        _close(got, expected, rtol=1e-9, atol=1e-9 * size)
+
+
+def test_det_gradient_at_an_exactly_singular_matrix_is_the_cofactor_matrix() -> None:
+    a = SINGULAR["rows_proportional"]
+    cofactors = np.array([[4.0, 4.0, -4.0], [-2.0, -2.0, 2.0], [0.0, 0.0, 0.0]])
+    _close(T.grad(L.det)(a), cofactors, atol=1e-13)
+    t = _normal(3, 3)
+    _close(T.jvp(L.det, (a,), (t,))[1], np.sum(cofactors * t), atol=1e-13)
+    _close(T.vjp(L.det, a)[1](2.0)[0], 2.0 * cofactors, atol=1e-13)
+
+
+def test_det_of_complex_singular_matrices_along_real_and_imaginary_directions() -> None:
+    for rank in (2, 1):
+        z = _low_rank(3, rank) + 1j * _low_rank(3, rank)
+        for dz in (_normal(3, 3) + 0j, 1j * _normal(3, 3)):
+            first = np.einsum("ij,ij->", _det_derivative(z, 1), dz)
+            second = np.einsum("ijkl,ij,kl->", _det_derivative(z, 2), dz, dz)
+
+            def tangent(x: Any, dz: np.ndarray = dz) -> Any:
+                return T.jvp(L.det, (x,), (dz,))[1]
+
+            _close(tangent(z), first, atol=1e-10)
+            _close(T.jvp(tangent, (z,), (dz,))[1], second, atol=1e-10)
+            # reverse mode: the transpose under Re(sum(a * b)) (det is holomorphic)
+            (ct,) = T.vjp(L.det, z)[1](np.complex128(1.0))
+            _close(ct, _det_derivative(z, 1), atol=1e-10)
+            (ct2,) = T.vjp(tangent, z)[1](np.complex128(1.0))
+            _close(ct2, np.einsum("ijkl,kl->ij", _det_derivative(z, 2), dz), atol=1e-10)
+
+
+def test_det_of_a_rank_deficient_product_is_differentiable() -> None:
+    """det(x @ y) is identically 0 for a 3 x 2 x and a 2 x 3 y: every derivative is 0, and
+    nothing raises although every product is singular."""
+    x, y = _normal(3, 2), _normal(2, 3)
+
+    def f(x: Any, y: Any) -> Any:
+        return L.det(x @ y)
+
+    for g in T.grad(f, argnums=(0, 1))(x, y):
+        _close(g, np.zeros_like(g), atol=1e-12)
+    for h in T.hessian(f, argnums=(0, 1))(x, y):
+        for block in h:
+            _close(block, np.zeros_like(block), atol=1e-12)
+    # and a product that is not identically singular: d det(x y) / dx = cof(x y) y^T
+    x, y = _normal(3, 3), _normal(3, 3)
+    y[2] = y[0] + y[1]  # y singular, x y singular
+    _close(T.grad(f)(x, y), _det_derivative(x @ y, 1) @ y.T, atol=1e-10)
+
+
+def test_vmap_of_det_derivatives_over_singular_and_regular_matrices() -> None:
+    stack = np.stack([SINGULAR["rows_proportional"], _conditioned(3, 3), SINGULAR["zero"]])
+    for f in (T.grad(L.det), T.hessian(L.det), T.jacfwd(T.jacrev(T.jacfwd(L.det)))):
+        _close(T.vmap(f)(stack), np.stack([f(a) for a in stack]), atol=1e-12)
+    # a stack through the primitive itself, not only vmap
+    _close(T.grad(lambda x: tnp.sum(L.det(x)))(stack), np.stack([T.grad(L.det)(a) for a in stack]))
+
+
+def test_slogdet_at_a_singular_matrix_gives_sign_zero_and_no_logabsdet_derivative() -> None:
+    """As in NumPy and JAX: (sign, logabsdet) = (0, -inf); sign's derivative is 0 (also for
+    complex input), logabsdet's is NaN (log|t| has none at 0), and nothing raises or warns."""
+    for a in (SINGULAR["rows_proportional"], SINGULAR["rank_1_exact"], SINGULAR["zero"]):
+        for z in (a, a + 0j):
+            n = z.shape[0]
+            (sign, logabsdet), (t_sign, t_logabsdet) = T.jvp(
+                lambda x: tuple(L.slogdet(x)), (z,), (_normal(n, n).astype(z.dtype),)
+            )
+            assert sign == 0 and logabsdet == -np.inf
+            assert t_sign == 0 and np.isnan(t_logabsdet)
+            _close(T.vjp(lambda x: L.slogdet(x)[0], z)[1](np.ones((), z.dtype))[0], 0 * z)
+            assert np.all(np.isnan(T.grad(lambda x: L.slogdet(x)[1])(a)))
+            _close(T.hessian(lambda x: L.slogdet(x)[0])(a), np.zeros((n, n, n, n)))
+    # in a stack, the non-singular matrices keep their derivatives
+    stack = np.stack([SINGULAR["rows_proportional"], _conditioned(3, 3)])
+    g = T.grad(lambda x: tnp.sum(L.slogdet(x)[1]))(stack)
+    assert np.all(np.isnan(g[0]))
+    _close(g[1], np.linalg.inv(stack[1]).T)
+
+
 # ---- conventions at the documented limits ---------------------------------------------------
-def test_symmetric_inputs_get_symmetrised_derivatives() -> None:
-    """NumPy reads one triangle; the derivative is that of the symmetric part (JAX, autograd)."""
-    s = _spd(3, 3)
-    ct = _normal(3, 3)
-    for f in (L.cholesky, lambda x: L.eigh(x)[0], L.eigvalsh, lambda x: L.eigh(x, "U")[0]):
-        (g,) = T.vjp(f, s)[1](ct if f is L.cholesky else ct[0])
-        _close(g, g.T)
-    da = np.triu(_normal(3, 3))  # along a non-symmetric direction: the symmetric part's tangent
-    _, t1 = T.jvp(L.cholesky, (s,), (da,))
-    _, t2 = T.jvp(L.cholesky, (s,), ((da + da.T) / 2,))
-    _close(t1, t2)
+def test_cholesky_upper_reads_the_upper_triangle_as_numpy() -> None:
+    a = np.array([[4.0, 1.0], [100.0, 3.0]])  # not positive definite if read from below
+    _close(L.cholesky(a, upper=True), np.linalg.cholesky(a, upper=True))
+    with pytest.raises(np.linalg.LinAlgError):
+        L.cholesky(a)
 
 
-def test_svd_full_matrices_and_qr_limits_raise_clear_errors() -> None:
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_cholesky_differentiates_the_triangle_numpy_reads(uplo: str, complex_input: bool) -> None:
+    """Like eigh (below): the other triangle has no derivative; along any direction the
+    tangent is the finite difference of NumPy's own cholesky."""
+    a = _spd(3, 3) + np.triu(_normal(3, 3), 1) * (1 if uplo == "L" else 0)
+    a = a + np.tril(_normal(3, 3), -1) * (1 if uplo == "U" else 0)
+    if complex_input:
+        a = a + 1j * _normal(3, 3) * 0.3
+    upper = uplo == "U"
+
+    def f(x: Any) -> Any:
+        return L.cholesky(x, upper=upper)
+
+    eps = 1e-6
+    for da in (_normal(3, 3), 1j * _normal(3, 3)) if complex_input else (_normal(3, 3),):
+        da = da.astype(a.dtype)
+        fd = (
+            np.linalg.cholesky(a + eps * da, upper=upper)
+            - np.linalg.cholesky(a - eps * da, upper=upper)
+        ) / (2 * eps)
+        _close(T.jvp(f, (a,), (da,))[1], fd, rtol=1e-6, atol=1e-7)
+    ct = _normal(3, 3).astype(a.dtype)
+    (g,) = T.vjp(f, a)[1](ct)
+    other = np.triu(np.ones((3, 3)), 1) if uplo == "L" else np.tril(np.ones((3, 3)), -1)
+    _close(g * other, np.zeros((3, 3)))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eigh_differentiates_the_triangle_numpy_reads(uplo: str, complex_input: bool) -> None:
+    """NumPy decomposes P(a) = S + S^H + Re(diag a), S the strict ``uplo`` triangle: the other
+    triangle (and the imaginary part of the diagonal) has no derivative, and the read
+    triangle's off-diagonal entries count twice. With f = sum(w^2) = |P(a)|_F^2 the gradient
+    (JAX's convention, df/dx - i df/dy) is 4 conj(a) on the read triangle, 2 Re(a) on the
+    diagonal and 0 on the other."""
+    a = _normal(3, 3) + np.diag([0.0, 3.0, 6.0])
+    if complex_input:
+        a = a + 1j * _normal(3, 3)
+    read = np.tril(np.ones((3, 3)), -1)
+    read = read if uplo == "L" else read.T
+    expected = 4 * read * a.conj() + 2 * np.diag(np.real(np.diag(a)))
+    for f in (lambda x: L.eigvalsh(x, UPLO=uplo), lambda x: L.eigh(x, UPLO=uplo)[0]):
+        _close(T.grad(lambda x, f=f: tnp.sum(f(x) ** 2))(a), expected, atol=1e-9)
+        # forward: the other triangle moves nothing, the read one as finite differences of NumPy
+        other = (read.T * _normal(3, 3)).astype(a.dtype)
+        _close(T.jvp(f, (a,), (other,))[1], np.zeros(3))
+        directions = [read * _normal(3, 3), np.diag(_normal(3))]
+        if complex_input:  # imaginary parts: of the read triangle, and of the diagonal (ignored)
+            directions += [1j * read * _normal(3, 3), 1j * np.diag(_normal(3))]
+        for da in directions:
+            da = da.astype(a.dtype)
+            eps = 1e-6
+            fd = (
+                np.linalg.eigvalsh(a + eps * da, UPLO=uplo)
+                - np.linalg.eigvalsh(a - eps * da, UPLO=uplo)
+            ) / (2 * eps)
+            _close(T.jvp(f, (a,), (da,))[1], fd, rtol=1e-6, atol=1e-7)
+
+
+def test_svd_full_matrices_and_qr_complete_limits_raise_clear_errors() -> None:
     t = _full_rank(4, 2)
     with pytest.raises(ValueError, match="full_matrices=False"):
         T.jvp(lambda x: L.svd(x)[0], (t,), (t,))
     # square matrices: full_matrices=True is the same decomposition, and differentiable
     sq = _full_rank(3, 3)
     T.jvp(lambda x: L.svd(x)[1], (sq,), (sq,))
-    with pytest.raises(NotImplementedError, match="m >= n"):
-        T.jvp(lambda x: L.qr(x)[1], (t.T,), (t.T,))
     with pytest.raises(NotImplementedError, match="mode"):
         T.jvp(lambda x: L.qr(x, mode="complete")[0], (t,), (t,))
-    with pytest.raises(NotImplementedError, match="real input"):
-        T.jvp(L.cholesky, (_spd(2, 2) + 0j,), (_spd(2, 2) + 0j,))
+    # a wide 'complete' is the reduced decomposition, and differentiable
+    q, r = T.jvp(lambda x: tuple(L.qr(x, mode="complete")), (t.T,), (t.T,))[0]
+    _close(q @ r, t.T)
 
 
 def test_eigh_at_a_repeated_eigenvalue_gives_non_finite_eigenvector_derivatives() -> None:

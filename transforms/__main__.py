@@ -1,15 +1,17 @@
-"""``python -m transforms``: derivatives of a logistic-regression loss, checked three ways.
+"""``python -m transforms``: the range of the library in one second, every result checked.
 
-The loss is written once with ``transforms.numpy``. Its gradient (``grad``) and Hessian
-(``jacfwd(jacrev(...))`` and ``hessian``) are compared with central finite differences and
-with the closed forms of logistic regression, then used for a few Newton steps. The exit
-code is 0 only if every comparison is within tolerance and the loss decreases.
+Each line computes a derivative with a transform — a gradient and a Hessian of a
+logistic-regression loss (two ways), a Hessian-vector product, per-example gradients, a
+custom JVP rule differentiated twice, a custom VJP, complex derivatives — and compares it
+with its closed form, printing the largest error. Newton's method then uses the Hessian.
+The exit code is 0 only if every comparison is within tolerance and Newton converges.
 """
 
 from __future__ import annotations
 
 import itertools
 import sys
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -21,8 +23,7 @@ import transforms.numpy as tnp
 F64 = npt.NDArray[np.float64]
 
 N_SAMPLES, N_FEATURES, L2 = 200, 5, 1e-2
-FD_TOL = 1e-6  # finite differences: truncation and rounding limit them to ~1e-8
-EXACT_TOL = 1e-10  # closed forms: equal up to floating-point rounding
+TOL = 1e-10  # closed forms: equal up to floating-point rounding
 
 
 def make_data(seed: int = 0) -> tuple[F64, F64]:
@@ -34,12 +35,16 @@ def make_data(seed: int = 0) -> tuple[F64, F64]:
     return X, y
 
 
+def example_loss(w: T.Array, x: T.Array, y: T.Array) -> T.Array:
+    """The logistic loss of one example (or the mean over a batch), ``log(1 + exp(-y w.x))``."""
+    return tnp.mean(tnp.logaddexp(0.0, -y * tnp.matmul(x, w)))
+
+
 def make_loss(X: F64, y: F64) -> Callable[[T.Array], T.Array]:
     """``w -> mean(log(1 + exp(-y * X @ w))) + L2/2 * |w|^2``, differentiable in ``w``."""
 
     def loss(w: T.Array) -> T.Array:
-        margins = y * tnp.matmul(X, w)
-        return tnp.mean(tnp.log(1.0 + tnp.exp(-margins))) + 0.5 * L2 * tnp.sum(w * w)
+        return example_loss(w, X, y) + 0.5 * L2 * tnp.sum(w * w)
 
     return loss
 
@@ -57,89 +62,128 @@ def analytic_hessian(X: F64, y: F64, w: F64) -> F64:
     return (X.T * (s * (1.0 - s))) @ X / len(y) + L2 * np.eye(len(w))
 
 
-def fd_grad(f: Callable[[F64], float], w: F64, h: float = 1e-5) -> F64:
-    """Central differences of ``f``: ``(f(w + h e_i) - f(w - h e_i)) / 2h``."""
-    e = np.eye(len(w)) * h
-    return np.array([(f(w + e[i]) - f(w - e[i])) / (2 * h) for i in range(len(w))])
+@T.custom_jvp
+def softplus(x: T.Array) -> T.Array:
+    return tnp.logaddexp(0.0, x)
 
 
-def fd_hessian(f: Callable[[F64], float], w: F64, h: float = 1e-4) -> F64:
-    """Central second differences of ``f`` (four evaluations per entry)."""
-    e = np.eye(len(w)) * h
-    d = len(w)
-    return np.array(
-        [
-            [
-                (f(w + e[i] + e[j]) - f(w + e[i] - e[j]) - f(w - e[i] + e[j]) + f(w - e[i] - e[j]))
-                / (4 * h * h)
-                for j in range(d)
-            ]
-            for i in range(d)
-        ]
-    )
+@softplus.defjvp
+def _softplus_jvp(primals: list[T.Array], tangents: list[T.Array]) -> tuple[T.Array, T.Array]:
+    (x,), (t,) = primals, tangents
+    return softplus(x), t / (1 + tnp.exp(-x))  # sigmoid, written with tnp: it nests
 
 
-def max_err(a: object, b: F64) -> float:
-    return float(np.max(np.abs(np.asarray(a) - b)))
+@T.custom_vjp
+def clip_gradient(x: T.Array) -> T.Array:
+    return x
+
+
+def _clip_fwd(x: T.Array) -> tuple[T.Array, None]:
+    return x, None
+
+
+def _clip_bwd(_: None, ct: T.Array) -> tuple[T.Array]:
+    return (tnp.clip(ct, -1.0, 1.0),)
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+def max_err(a: object, b: object) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
+
+
+def checks(X: F64, y: F64, w: F64) -> list[tuple[str, str, float]]:
+    """``(what, how, max error against the closed form)`` for every demonstration."""
+    loss = make_loss(X, y)
+    g, H = analytic_grad(X, y, w), analytic_hessian(X, y, w)
+    v = np.linspace(-1.0, 1.0, N_FEATURES)
+    per_example = T.vmap(T.grad(example_loss), in_axes=(None, 0, 0))(w, X, y)
+    per_example_exact = -(y * sigmoid(-y * (X @ w)))[:, None] * X
+    points = np.array([-3.0, 0.0, 2.0])
+    s = sigmoid(points)
+    z = 1.0 + 2.0j
+    return [
+        ("gradient of a logistic loss", "grad", max_err(T.grad(loss)(w), g)),
+        ("its Hessian", "hessian (fwd over rev)", max_err(T.hessian(loss)(w), H)),
+        (
+            "the Hessian, reverse over reverse",
+            "jacrev(jacrev)",
+            max_err(T.jacrev(T.jacrev(loss))(w), H),
+        ),
+        (
+            "Hessian-vector product",
+            "hvp (no Hessian built)",
+            max_err(T.hvp(loss, (w,), (v,))[1][0], H @ v),
+        ),
+        (
+            f"per-example gradients ({N_SAMPLES})",
+            "vmap(grad)",
+            max_err(per_example, per_example_exact),
+        ),
+        (
+            "custom JVP rule: softplus'",
+            "custom_jvp + vmap(grad)",
+            max_err(T.vmap(T.grad(softplus))(points), s),
+        ),
+        (
+            "custom JVP rule: softplus''",
+            "grad of the rule",
+            max_err(T.vmap(T.grad(T.grad(softplus)))(points), s * (1 - s)),
+        ),
+        (
+            "custom VJP: clipped gradient of 5x",
+            "custom_vjp",
+            max_err(T.grad(lambda x: tnp.sum(5.0 * clip_gradient(x)))(points), np.ones(3)),
+        ),
+        (
+            "d/dz sin(z) at 1+2i",
+            "grad(holomorphic=True)",
+            max_err(T.grad(tnp.sin, holomorphic=True)(z), np.cos(z)),
+        ),
+        (
+            "gradient of |z|^2 at 1+2i",
+            "grad: df/dx - i df/dy",
+            max_err(T.grad(lambda z: tnp.abs(z) ** 2)(z), 2 * np.conj(z)),
+        ),
+    ]
 
 
 def main() -> int:
+    start = time.perf_counter()
     X, y = make_data()
-    loss = make_loss(X, y)
-
-    def value(w: F64) -> float:
-        return float(np.asarray(loss(w)))  # on a plain array: no tracing, a plain NumPy value
-
     w0 = 0.3 * np.random.default_rng(1).standard_normal(N_FEATURES)
-
-    grad = T.grad(loss)
-    hess_fwd_rev = T.jacfwd(T.jacrev(loss))
-    hess = T.hessian(loss)
-    g, H1, H2 = np.asarray(grad(w0)), np.asarray(hess_fwd_rev(w0)), np.asarray(hess(w0))
-    fd_g, fd_H = fd_grad(value, w0), fd_hessian(value, w0)
-    an_g, an_H = analytic_grad(X, y, w0), analytic_hessian(X, y, w0)
-
-    print(
-        f"transforms demo: logistic regression, {N_SAMPLES} samples x {N_FEATURES} features,"
-        f" L2 = {L2:g}"
-    )
-    print(
-        f"loss(w0) = {value(w0):.6f}    (tolerances: finite diff {FD_TOL:g},"
-        f" closed form {EXACT_TOL:g})"
-    )
-    checks = [
-        ("grad", "finite differences", max_err(g, fd_g), FD_TOL),
-        ("grad", "closed form", max_err(g, an_g), EXACT_TOL),
-        ("jacfwd(jacrev)", "finite differences", max_err(H1, fd_H), FD_TOL),
-        ("jacfwd(jacrev)", "closed form", max_err(H1, an_H), EXACT_TOL),
-        ("hessian", "finite differences", max_err(H2, fd_H), FD_TOL),
-        ("hessian", "closed form", max_err(H2, an_H), EXACT_TOL),
-    ]
-    shapes_ok = g.shape == (N_FEATURES,) and H1.shape == H2.shape == (N_FEATURES, N_FEATURES)
-    ok = shapes_ok
-    print(f"\n{'derivative':<16}{'vs':<20}{'max abs error':>14}")
-    for name, against, err, tol in checks:
-        passed = err <= tol
+    print(f"transforms demo: each derivative against its closed form (tolerance {TOL:g})\n")
+    print(f"{'what':<38}{'how':<26}{'max error':>10}")
+    ok = True
+    for what, how, err in checks(X, y, w0):
+        passed = err <= TOL
         ok &= passed
-        print(f"{name:<16}{against:<20}{err:>14.2e}  {'ok' if passed else 'FAIL'}")
-    if not shapes_ok:
-        print(f"FAIL: shapes grad {g.shape}, jacfwd(jacrev) {H1.shape}, hessian {H2.shape}")
+        print(f"{what:<38}{how:<26}{err:>10.1e}  {'ok' if passed else 'FAIL'}")
 
-    print("\nNewton's method, w <- w - H(w)^-1 grad(w):")
-    w, losses = w0, [value(w0)]
-    print(f"  step 0  loss {losses[0]:.12f}  |grad| {np.linalg.norm(g):.2e}")
-    for step in range(1, 7):
+    loss = make_loss(X, y)
+    try:  # and against finite differences, in both modes, up to third order
+        T.check_grads(loss, (w0,), order=3)
+        print(f"{'finite differences, orders 1-3':<38}{'check_grads':<26}{'':>10}  ok")
+    except AssertionError as err:
+        ok = False
+        print(f"check_grads FAILED: {err}")
+
+    grad, hess = T.grad(loss), T.hessian(loss)
+    w, losses = w0, [float(loss(w0))]
+    for _ in range(6):
         w = w - np.linalg.solve(np.asarray(hess(w)), np.asarray(grad(w)))
-        losses.append(value(w))
-        gnorm = np.linalg.norm(np.asarray(grad(w)))
-        print(f"  step {step}  loss {losses[-1]:.12f}  |grad| {gnorm:.2e}")
+        losses.append(float(loss(w)))
     decreasing = all(b <= a for a, b in itertools.pairwise(losses))
-    converged = bool(np.linalg.norm(analytic_grad(X, y, w)) < 1e-8)
-    ok &= decreasing and converged
-    if not (decreasing and converged):
-        print(f"FAIL: loss decreasing {decreasing}, gradient below 1e-8 {converged}")
-
-    print("\nall checks passed" if ok else "\nSOME CHECKS FAILED")
+    gnorm = float(np.linalg.norm(analytic_grad(X, y, w)))
+    converged = decreasing and gnorm < 1e-10
+    ok &= converged
+    print(
+        f"\nNewton's method with the Hessian: loss {losses[0]:.6f} -> {losses[-1]:.12f}"
+        f" in 6 steps, |grad| {gnorm:.1e}  {'ok' if converged else 'FAIL'}"
+    )
+    elapsed = time.perf_counter() - start
+    print(f"\n{'all checks passed' if ok else 'SOME CHECKS FAILED'} ({elapsed:.2f} s)")
     return 0 if ok else 1
 
 

@@ -25,7 +25,14 @@ def defbatch(primitive: Primitive, rule: BatchRule) -> None:
     """Define how ``primitive`` acts on operands that carry a batch axis.
 
     Example:
-        >>> defbatch(sin_p, lambda args, dims: (sin(args[0]), dims[0]))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> sin_p = T.Primitive("my_sin", np.sin)
+        >>> T.defbatch(sin_p, lambda args, dims: (sin_p.bind(args[0]), dims[0]))  # elementwise
+        >>> T.vmap(sin_p, in_axes=1)(np.zeros((2, 3)))
+        array([[0., 0.],
+               [0., 0.],
+               [0., 0.]])
     """
     _RULES[primitive] = rule
 

@@ -96,7 +96,9 @@ def jvp(
         ``(out, tangent_out)``, or ``(out, tangent_out, aux)`` with ``has_aux``.
 
     Example:
-        >>> jvp(tnp.sin, (0.0,), (1.0,))  # doctest: +SKIP
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.jvp(tnp.sin, (0.0,), (1.0,))  # (sin 0, cos 0 * 1)
         (array(0.), array(1.))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -130,9 +132,13 @@ def vjp(fun: Callable[[*Ts], Any], *primals: *Ts, has_aux: bool = False) -> tupl
     ``vjp`` has returned, and under other transforms (it is itself differentiable).
 
     Example:
-        >>> out, pullback = vjp(tnp.sin, 0.0)  # doctest: +SKIP
-        >>> pullback(1.0)  # doctest: +SKIP
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> out, pullback = T.vjp(tnp.sin, 0.0)
+        >>> pullback(1.0)  # (cos 0 * 1,)
         (array(1.),)
+        >>> pullback(2.0)  # called again: no forward pass
+        (array(2.),)
     """
     out, pullback, aux = vjp_flat(fun, primals, has_aux)
     return (out, pullback, aux) if has_aux else (out, pullback)
@@ -692,8 +698,13 @@ def grad(
     Any other ``argnums`` keeps the parameters and types the result ``Any``.
 
     Example:
-        >>> grad(lambda x: tnp.sum(x ** 2))(np.array([1.0, 2.0]))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.grad(lambda x: tnp.sum(x ** 2))(np.array([1.0, 2.0]))
         array([2., 4.])
+        >>> T.grad(lambda x, y: x * y, argnums=(0, 1))(3.0, 4.0)
+        (array(4.), array(3.))
     """
     if fun is None:
         return functools.partial(grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic)
@@ -1009,6 +1020,13 @@ def value_and_grad(
 
     With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX. Typed like
     ``grad``: the value has ``fun``'s return type, the gradient its argument's.
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.value_and_grad(lambda x: tnp.sum(x ** 2))(np.array([1.0, 2.0]))
+        (array(5.), array([2., 4.]))
     """
     return _value_and_grad(fun, argnums, has_aux, "value_and_grad", holomorphic)
 
@@ -1037,8 +1055,12 @@ def hvp(
         tuple with one entry per primal, each of its primal's structure.
 
     Example:
-        >>> hvp(lambda x: tnp.sum(x ** 3), (np.array([1.0, 2.0]),), (np.ones(2),))  # doctest: +SKIP
-        (array(9.), (array([ 6., 12.]),))
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> value, (Hv,) = T.hvp(lambda x: tnp.sum(x**3), (np.array([1.0, 2.0]),), (np.ones(2),))
+        >>> Hv  # diag(6 x) @ [1, 1]
+        array([ 6., 12.])
     """
     positions = tuple(range(len(primals)))
 

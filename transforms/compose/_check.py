@@ -81,12 +81,20 @@ def check_grads(
         args: the point to check at.
         order: highest derivative order to check.
         modes: ``"fwd"``, ``"rev"``, or a sequence of them.
-        atol, rtol: tolerances (default by dtype: 1e-5 for float64, 2e-3 for float32).
+        atol: absolute tolerance (default by dtype: 1e-5 for float64, 2e-3 for float32).
+        rtol: relative tolerance (the same defaults).
         eps: finite-difference step (default 1e-4 for float64, 1e-2 for float32).
         seed: seed of the random directions.
 
     Example:
-        >>> check_grads(tnp.sin, (np.array([0.5, 1.0]),), order=3)  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.check_grads(tnp.sin, (np.array([0.5, 1.0]),), order=3)  # passes: returns None
+        >>> T.check_grads(T.stop_gradient, (np.array([0.5]),), order=1)  # its JVP is 0, not 1
+        Traceback (most recent call last):
+            ...
+        AssertionError: check_grads: jvp vs finite differences disagrees ...
     """
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = set(modes) - {"fwd", "rev"}

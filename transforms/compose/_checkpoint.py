@@ -176,7 +176,15 @@ def checkpoint(fun: Callable[P, R]) -> Callable[P, R]:
     a constant it reads that is modified before the backward pass raises an error.
 
     Example:
-        >>> layer = checkpoint(lambda x: tnp.tanh(x @ W))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> W = np.array([[1.0, 2.0], [0.5, -1.0]])
+        >>> layer = T.checkpoint(lambda x: tnp.tanh(x @ W))
+        >>> g = T.grad(lambda x: tnp.sum(layer(layer(x))))(np.array([0.1, 0.2]))
+        >>> bool(np.allclose(g, T.grad(lambda x: tnp.sum(tnp.tanh(tnp.tanh(x @ W) @ W)))(
+        ...     np.array([0.1, 0.2]))))
+        True
     """
 
     @functools.wraps(fun)

@@ -542,8 +542,12 @@ def jacfwd(
     pushes that many basis vectors at a time, bounding peak memory.
 
     Example:
-        >>> jacfwd(tnp.sin)(np.zeros(2))  # doctest: +SKIP
-        array([[1., 0.], [0., 1.]])
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.jacfwd(tnp.sin)(np.zeros(2))  # diag(cos 0)
+        array([[1., 0.],
+               [0., 1.]])
     """
 
     @functools.wraps(fun)
@@ -950,8 +954,11 @@ def jacrev(
     """The Jacobian of ``fun`` by reverse mode: ``vmap`` of the pullback over the output basis.
 
     Example:
-        >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))  # doctest: +SKIP
-        array([[2., 0.], [0., 4.]])
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> T.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))  # diag(2 x)
+        array([[2., 0.],
+               [0., 4.]])
     """
 
     @functools.wraps(fun)
@@ -1205,8 +1212,12 @@ def hessian(
     """The Hessian of a scalar ``fun``: ``jacfwd(jacrev(fun))`` (forward over reverse).
 
     Example:
-        >>> hessian(lambda x: tnp.sum(x ** 3))(np.array([1.0, 2.0]))  # doctest: +SKIP
-        array([[ 6.,  0.], [ 0., 12.]])
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.hessian(lambda x: tnp.sum(x ** 3))(np.array([1.0, 2.0]))  # diag(6 x)
+        array([[ 6.,  0.],
+               [ 0., 12.]])
     """
     inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)
     return jacfwd(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)

@@ -67,9 +67,14 @@ def linearize(fun: Callable[[*Ts], Out], *primals: *Ts) -> tuple[Out, Callable[[
     called many times, is linear, and is itself differentiable.
 
     Example:
-        >>> out, f_jvp = linearize(tnp.sin, np.array([0.0, 1.0]))  # doctest: +SKIP
-        >>> f_jvp(np.ones(2))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> out, f_jvp = T.linearize(tnp.sin, np.array([0.0, 1.0]))
+        >>> f_jvp(np.ones(2))  # cos(x) * 1
         array([1.        , 0.54030231])
+        >>> f_jvp(np.array([2.0, 0.0]))  # linear: no new evaluation of sin
+        array([2., 0.])
     """
     out, pullback, _ = vjp_flat(fun, primals, False, "linearize")
     return out, _LinearizedJVP[Out, *Ts](pullback, out)

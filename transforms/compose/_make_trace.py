@@ -105,11 +105,16 @@ def make_trace(fun: Callable[P, object]) -> Callable[P, Program]:
     """A function that runs ``fun`` once and returns the primitive program it executed.
 
     Example:
-        >>> print(make_trace(grad(lambda x: tnp.sum(tnp.sin(x))))(np.ones(3)))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> print(T.make_trace(T.grad(lambda x: tnp.sum(tnp.sin(x))))(np.ones(3)))
         { lambda %1:float64[3] .
             %2:float64[3] = sin %1:float64[3]
             %3:float64[3] = cos %1:float64[3]
-            ...
+            %4:float64[] = sum %2:float64[3]
+            %5:float64[3] = multiply const:float64[3] %3:float64[3]
+          in (%5:float64[3]) }
     """
 
     @functools.wraps(fun)

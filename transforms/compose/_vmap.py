@@ -113,8 +113,13 @@ def vmap(
         axis_size: the batch size, needed only when no argument is batched.
 
     Example:
-        >>> vmap(lambda x: tnp.sum(x ** 2))(np.ones((3, 2)))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.vmap(lambda x: tnp.sum(x ** 2))(np.ones((3, 2)))  # one sum per row
         array([2., 2., 2.])
+        >>> T.vmap(tnp.dot, in_axes=(0, None))(np.eye(2), np.array([3.0, 4.0]))
+        array([3., 4.])
     """
 
     @functools.wraps(fun)

@@ -13,8 +13,9 @@ from ._trace import Trace as Trace
 from ._trace import Tracer as Tracer
 from ._trace import concrete as concrete
 from ._trace import number_primitives as number_primitives
-from ._trace import numpy_dispatch as numpy_dispatch
 from ._trace import operators as operators
+from ._trace import twins as twins
+from ._trace import untwinned as untwinned
 from ._types import Array as Array
 from ._types import ArrayLike as ArrayLike
 from ._types import DType as DType
@@ -45,9 +46,10 @@ __all__ = [
     "concrete",
     "current_traces",
     "new_trace",
-    "numpy_dispatch",
     "number_primitives",
     "operators",
     "tree_util",
+    "twins",
     "unary_function",
+    "untwinned",
 ]

@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     from ._primitive import Primitive
     from ._types import Array, ArrayLike
 
-__all__ = ["Trace", "Tracer", "find_top_trace", "concrete", "operators", "number_primitives"]
+__all__ = [
+    "Trace",
+    "Tracer",
+    "find_top_trace",
+    "concrete",
+    "operators",
+    "number_primitives",
+    "twins",
+    "untwinned",
+]
 
 TracerT = TypeVar("TracerT", bound="Tracer")
 
@@ -84,9 +93,12 @@ operators: dict[str, Callable[..., Array]] = {}
 # interprets the primitive at once (`x * 1.01`, `x + 0.1`: the hot path of eager code).
 number_primitives: dict[str, Primitive] = {}
 
-# Maps a raw NumPy function (``np.sin``) to its differentiable twin, or None; installed by
-# ``transforms.numpy`` so that ``np.sin(tracer)`` dispatches instead of dropping a derivative.
-numpy_dispatch: list[Callable[[object], Callable[..., Any] | None]] = []
+# Raw functions of NumPy and other array libraries (``np.sin``, ``scipy.special.expit``) mapped
+# to their differentiable twins, so that ``np.sin(tracer)`` dispatches instead of dropping a
+# derivative; filled by each namespace (``transforms.extend.register_twins``). ``untwinned``
+# names, for a raw function with no twin, the library and the namespace to use instead.
+twins: dict[object, Callable[..., Any]] = {}
+untwinned: dict[object, tuple[str, str]] = {}
 
 
 def concrete(value: object) -> Any:
@@ -96,10 +108,11 @@ def concrete(value: object) -> Any:
     return value
 
 
-def _no_numpy(name: str) -> NoReturn:
+def _no_twin(func: object, name: str) -> NoReturn:
+    library, namespace = untwinned.get(func, ("NumPy", "transforms.numpy"))
     raise TypeError(
-        f"NumPy's '{name}' was called on a traced value and has no differentiable version in "
-        "transforms.numpy yet; use transforms.numpy functions inside transformed code"
+        f"{library}'s '{name}' was called on a traced value and has no differentiable version "
+        f"in {namespace} yet; use {namespace} functions inside transformed code"
     )
 
 
@@ -191,15 +204,16 @@ class Tracer:
 
     # ---- raw NumPy called on a tracer dispatches to the differentiable twin ----------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        fn = numpy_dispatch[0](ufunc) if numpy_dispatch else None
+        fn = twins.get(ufunc)
         if method != "__call__" or fn is None or kwargs.get("out") is not None:
-            _no_numpy(f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__)
+            name = f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__
+            _no_twin(ufunc, name)
         return fn(*inputs, **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        fn = numpy_dispatch[0](func) if numpy_dispatch else None
+        fn = twins.get(func)
         if fn is None:
-            _no_numpy(func.__name__)
+            _no_twin(func, func.__name__)
         return fn(*args, **kwargs)
 
     # ---- in-place assignment is refused: arrays under a transform are values -------------

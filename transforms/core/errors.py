@@ -18,12 +18,12 @@ class TransformsError(Exception):
 class NoRuleError(TransformsError, NotImplementedError):
     """A primitive reached an interpreter that has no rule for it."""
 
-    def __init__(self, primitive: str, transform: str, argnum: int | None, how: str) -> None:
+    def __init__(
+        self, primitive: str, transform: str, argnum: int | None, how: str, reason: str = ""
+    ) -> None:
         where = "" if argnum is None else f" with respect to argument {argnum}"
-        super().__init__(
-            f"primitive '{primitive}' has no {transform} rule{where}; "
-            f"add one with {how}(<{primitive} primitive>, ...)"
-        )
+        fix = reason or f"add one with {how}(<{primitive} primitive>, ...)"
+        super().__init__(f"primitive '{primitive}' has no {transform} rule{where}; {fix}")
         self.primitive = primitive
         self.transform = transform
         self.argnum = argnum

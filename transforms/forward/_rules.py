@@ -52,7 +52,14 @@ def defjvp(primitive: Primitive, *rules: JVPRule | None) -> None:
     """Define the JVP of ``primitive`` one argument at a time.
 
     Example:
-        >>> defjvp(sin_p, lambda t, ans, x: t * cos(x))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> from transforms.forward import defjvp
+        >>> sin_p = T.Primitive("my_sin", np.sin)
+        >>> defjvp(sin_p, lambda t, ans, x: t * tnp.cos(x))  # tnp: the rule nests
+        >>> T.jvp(sin_p, (0.0,), (2.0,))
+        (array(0.), array(2.))
     """
     _RULES[primitive] = JVPRules(_joint(primitive, tuple(rules)), tuple(rules))
 

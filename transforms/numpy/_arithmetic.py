@@ -12,6 +12,7 @@ defined by their two partial derivatives ``d(ans, x, y)`` (``_partials``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +24,16 @@ from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
 from ._batching import elementwise_rule
-from ._define import dtype_of, nondifferentiable, shape_of
-from ._elementwise import exp, exp2, floor, log, positive, real, sign, trunc
-from ._shape import array, astype, broadcast_to, unbroadcast
+from ._define import dtype_of, shape_of
+from ._elementwise import exp, exp2, floor, imag, is_complex, log, positive, real, sign, trunc
+from ._kit import elementwise, elementwise_function, elementwise_nondifferentiable, unary
+from ._shape import (
+    array,
+    astype,
+    to_operand,
+    to_output,
+    where,
+)
 
 __all__ = [
     "add",
@@ -37,7 +45,6 @@ __all__ = [
     "negative",
     "maximum",
     "minimum",
-    "where",
     "less",
     "less_equal",
     "greater",
@@ -57,47 +64,8 @@ __all__ = [
     "copysign",
     "heaviside",
     "clip",
+    "angle",
 ]
-
-
-def _dtype(x: Any) -> np.dtype[Any]:
-    dtype = getattr(x, "dtype", None)  # faster than dtype_of: rules call this on every use
-    return dtype if dtype is not None else np.result_type(x)
-
-
-def cast_to(x: Any, dtype: np.dtype[Any]) -> Any:
-    """``x`` as ``dtype`` (if inexact), differentiably: complex to real keeps the real part;
-    real to complex adds ``0j`` (an ``add``, whose VJP takes the real part back)."""
-    have = _dtype(x)
-    if have == dtype or dtype.kind not in "fc":
-        return x
-    if have.kind == "c" and dtype.kind != "c":
-        x = real(x)
-    elif dtype.kind == "c" and have.kind != "c":
-        x = x + 0j
-    return x if _dtype(x) == dtype else astype(x, dtype)
-
-
-def in_dtype_of(operand: Any, ans: Any, pullback: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``pullback`` returning its cotangent in ``operand``'s dtype (the cotangent contract)
-    when the primitive's result has another: the real part for a real operand of a complex
-    result, float32 for a float32 operand of a float64 one. Decided once, at forward time."""
-    dtype = _dtype(operand)
-    if dtype == _dtype(ans):
-        return pullback
-    return lambda ct: cast_to(pullback(ct), dtype)
-
-
-def _spread(term: Any, ans: Any) -> Any:
-    """A one-operand tangent term with the output's shape and dtype."""
-    shape = shape_of(ans)
-    term = term if shape_of(term) == shape else broadcast_to(term, shape)
-    return cast_to(term, _dtype(ans))
-
-
-def _back(ct: Any, operand: Any) -> Any:
-    """A cotangent summed back to the operand's shape, with the operand's dtype."""
-    return cast_to(unbroadcast(ct, shape_of(operand)), _dtype(operand))
 
 
 def _operands(*xs: ArrayLike) -> list[Any]:
@@ -105,21 +73,12 @@ def _operands(*xs: ArrayLike) -> list[Any]:
 
 
 def _binary(primitive: Primitive, doc: str) -> Callable[[ArrayLike, ArrayLike], Array]:
-    defbatch(primitive, elementwise_rule(primitive))
-
-    def fn(x1: ArrayLike, x2: ArrayLike) -> Array:
-        if isinstance(x1, (list, tuple)) or isinstance(x2, (list, tuple)):
-            x1, x2 = _operands(x1, x2)
-        return primitive.bind(x1, x2)  # type: ignore[no-any-return]
-
-    fn.__name__ = fn.__qualname__ = primitive.name
-    fn.__doc__ = doc
-    return fn
+    return elementwise_function(primitive, doc)
 
 
 # ---- comparisons: defined on traced values, carry no derivative ----------------------------
 def _comparison(name: str, impl: Any) -> Callable[[ArrayLike, ArrayLike], Any]:
-    return _binary(nondifferentiable(name, impl), f"``numpy.{name}`` (no derivative).")
+    return elementwise_nondifferentiable(name, impl, doc=f"``numpy.{name}`` (no derivative).")[1]
 
 
 less = _comparison("less", np.less)
@@ -137,10 +96,10 @@ def _reverse(operand: Any, ans: Any, term: Callable[[Any], Any]) -> Callable[[An
     try:  # arrays, NumPy scalars and tracers
         same = operand.shape == ans.shape and operand.dtype == ans.dtype
     except AttributeError:  # a Python scalar
-        same = shape_of(operand) == shape_of(ans) and _dtype(operand) == _dtype(ans)
+        same = shape_of(operand) == shape_of(ans) and dtype_of(operand) == dtype_of(ans)
     if same:
         return term
-    return lambda ct: _back(term(ct), operand)
+    return lambda ct: to_operand(term(ct), operand)
 
 
 def _same(ct: Any) -> Any:
@@ -148,7 +107,7 @@ def _same(ct: Any) -> Any:
 
 
 add_p = Primitive("add", np.add)
-defjvp(add_p, lambda t, ans, x, y: _spread(t, ans), lambda t, ans, x, y: _spread(t, ans))
+defjvp(add_p, lambda t, ans, x, y: to_output(t, ans), lambda t, ans, x, y: to_output(t, ans))
 defvjp(
     add_p,
     lambda ans, x, y: _reverse(x, ans, _same),
@@ -156,7 +115,7 @@ defvjp(
 )
 
 subtract_p = Primitive("subtract", np.subtract)
-defjvp(subtract_p, lambda t, ans, x, y: _spread(t, ans), lambda t, ans, x, y: _spread(-t, ans))
+defjvp(subtract_p, lambda t, ans, x, y: to_output(t, ans), lambda t, ans, x, y: to_output(-t, ans))
 defvjp(
     subtract_p,
     lambda ans, x, y: _reverse(x, ans, _same),
@@ -165,7 +124,9 @@ defvjp(
 
 multiply_p = Primitive("multiply", np.multiply)
 defjvp(
-    multiply_p, lambda t, ans, x, y: _spread(t * y, ans), lambda t, ans, x, y: _spread(x * t, ans)
+    multiply_p,
+    lambda t, ans, x, y: to_output(t * y, ans),
+    lambda t, ans, x, y: to_output(x * t, ans),
 )
 defvjp(
     multiply_p,
@@ -176,8 +137,8 @@ defvjp(
 divide_p = Primitive("divide", np.true_divide)
 defjvp(
     divide_p,
-    lambda t, ans, x, y: _spread(t / y, ans),
-    lambda t, ans, x, y: _spread(-t * ans / y, ans),
+    lambda t, ans, x, y: to_output(t / y, ans),
+    lambda t, ans, x, y: to_output(-t * ans / y, ans),
 )
 defvjp(
     divide_p,
@@ -213,8 +174,8 @@ def _dpower_dy(ans: Any, x: Any, y: Any) -> Any:
 power_p = Primitive("power", np.power)
 defjvp(
     power_p,
-    lambda t, ans, x, y: _spread(_times(t, _dpower_dx(ans, x, y)), ans),
-    lambda t, ans, x, y: _spread(t * _dpower_dy(ans, x, y), ans),
+    lambda t, ans, x, y: to_output(_times(t, _dpower_dx(ans, x, y)), ans),
+    lambda t, ans, x, y: to_output(t * _dpower_dy(ans, x, y), ans),
 )
 
 
@@ -224,12 +185,12 @@ def _times(t: Any, d: Any) -> Any:
 
 def _power_vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     d = _dpower_dx(ans, x, y)
-    return lambda ct: _back(_times(ct, d), x)
+    return lambda ct: to_operand(_times(ct, d), x)
 
 
 def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     d = _dpower_dy(ans, x, y)
-    return lambda ct: _back(ct * d, y)
+    return lambda ct: to_operand(ct * d, y)
 
 
 defvjp(power_p, _power_vjp_x, _power_vjp_y)
@@ -252,18 +213,18 @@ def _choice(name: str, impl: Any, pick: Any) -> Primitive:
     primitive = Primitive(name, impl)
 
     def jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
-        return _spread(t * _choice_weights(ans, x, y, pick)[0], ans)
+        return to_output(t * _choice_weights(ans, x, y, pick)[0], ans)
 
     def jvp_y(t: Any, ans: Any, x: Any, y: Any) -> Any:
-        return _spread(t * _choice_weights(ans, x, y, pick)[1], ans)
+        return to_output(t * _choice_weights(ans, x, y, pick)[1], ans)
 
     def vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
         wx = _choice_weights(ans, x, y, pick)[0]
-        return lambda ct: _back(ct * wx, x)
+        return lambda ct: to_operand(ct * wx, x)
 
     def vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
         wy = _choice_weights(ans, x, y, pick)[1]
-        return lambda ct: _back(ct * wy, y)
+        return lambda ct: to_operand(ct * wy, y)
 
     defjvp(primitive, jvp_x, jvp_y)
     defvjp(primitive, vjp_x, vjp_y)
@@ -272,29 +233,6 @@ def _choice(name: str, impl: Any, pick: Any) -> Primitive:
 
 maximum_p = _choice("maximum", np.maximum, lambda x, y: greater(x, y))
 minimum_p = _choice("minimum", np.minimum, lambda x, y: less(x, y))
-
-
-# ---- where: the condition is a parameter-like operand with no derivative ------------------
-where_p = Primitive("where", np.where)
-defbatch(where_p, elementwise_rule(where_p))
-defjvp(
-    where_p,
-    None,
-    lambda t, ans, c, x, y: _spread(where(c, t, 0), ans),
-    lambda t, ans, c, x, y: _spread(where(c, 0, t), ans),
-)
-defvjp(
-    where_p,
-    None,
-    lambda ans, c, x, y: lambda ct: _back(where(c, ct, 0), x),
-    lambda ans, c, x, y: lambda ct: _back(where(c, 0, ct), y),
-)
-
-
-def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
-    """Differentiable three-argument ``numpy.where`` (the condition carries no derivative)."""
-    c, a, b = _operands(condition, x, y)
-    return where_p.bind(c, a, b)  # type: ignore[no-any-return]
 
 
 add = _binary(add_p, "Differentiable ``numpy.add``.")
@@ -374,25 +312,8 @@ def _partials(
     name: str, impl: Any, dx: Partial | None, dy: Partial | None, doc: str
 ) -> tuple[Primitive, Callable[[ArrayLike, ArrayLike], Array]]:
     """A broadcasting binary primitive (and its public function) from ``d(ans, x, y)`` for
-    each operand: JVP ``t * d``, VJP ``ct * d`` summed back. ``None`` declares a zero."""
-    primitive = Primitive(name, impl)
-
-    def jvp(d: Partial | None) -> Any:
-        return None if d is None else lambda t, ans, x, y: _spread(t * d(ans, x, y), ans)
-
-    def vjp(d: Partial | None, argnum: int) -> Any:
-        if d is None:
-            return None
-
-        def maker(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
-            weight, operand = d(ans, x, y), (x, y)[argnum]
-            return lambda ct: _back(ct * weight, operand)
-
-        return maker
-
-    defjvp(primitive, jvp(dx), jvp(dy))
-    defvjp(primitive, vjp(dx, 0), vjp(dy, 1))
-    return primitive, _binary(primitive, doc)
+    each operand (see ``_kit.elementwise``). ``None`` declares a zero."""
+    return elementwise(name, impl, dx, dy, doc=doc)
 
 
 def _r2(x: Any, y: Any) -> Any:
@@ -470,6 +391,8 @@ def _fpick(compare: Any) -> Any:
 
 fmax_p = _choice("fmax", np.fmax, _fpick(greater))
 fmin_p = _choice("fmin", np.fmin, _fpick(less))
+# Ties share, as in maximum/minimum (JAX gives a tie to the second operand): fmax is maximum
+# wherever no NaN is involved, in value and derivative.
 fmax = _binary(fmax_p, "Differentiable ``numpy.fmax``; ties share, a NaN operand gets none.")
 fmin = _binary(fmin_p, "Differentiable ``numpy.fmin``; ties share, a NaN operand gets none.")
 
@@ -500,9 +423,10 @@ def clip(
     min: ArrayLike | None = None,
     max: ArrayLike | None = None,
 ) -> Array:
-    """Differentiable ``numpy.clip``: a composite of ``where`` and comparisons. Derivative 1
-    in ``a`` inside ``[a_min, a_max]`` (bounds included) and 0 outside, where the selected
-    bound gets it; ``None`` means no bound. (A NaN bound lets ``a`` through.)"""
+    """Differentiable ``numpy.clip``: a composite, ``minimum(maximum(a, a_min), a_max)`` (as
+    NumPy defines it; a NaN bound gives NaN). Derivative 1 in ``a`` strictly inside the
+    bounds, 0 outside (the selected bound gets it), and at a bound shared like any tie of
+    ``maximum``/``minimum``: 1/2 to ``a``, 1/2 to the bound, as in JAX. ``None``: no bound."""
     if (a_min is not None and min is not None) or (a_max is not None and max is not None):
         raise TypeError("clip: pass each bound once, as a_min/a_max or as min/max")
     lo = a_min if a_min is not None else min
@@ -510,8 +434,22 @@ def clip(
     (out,) = _operands(a)
     if lo is not None:
         (lo,) = _operands(lo)
-        out = where(less(out, lo), lo, out)
+        out = maximum(out, lo)
     if hi is not None:
         (hi,) = _operands(hi)
-        out = where(greater(out, hi), hi, out)
+        out = minimum(out, hi)
     return out if lo is not None or hi is not None else positive(out)
+
+
+# ---- angle: arctan2(imag, real) for complex values; piecewise constant for real ones --------
+_angle_real_p, _ = unary("angle", lambda x, deg: np.angle(x, deg), None)
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Array:
+    """Differentiable ``numpy.angle``: for complex ``z`` a composite of ``arctan2``, ``imag``
+    and ``real``; for real ``z`` (0 or pi) derivative 0."""
+    (v,) = _operands(z)
+    if not is_complex(v):
+        return _angle_real_p.bind(v, deg=deg)  # type: ignore[no-any-return]
+    a = arctan2(imag(v), real(v))
+    return a * (180 / math.pi) if deg else a

@@ -1,16 +1,19 @@
 """Shared batching rules: how families of primitives act on operands with a batch axis.
 
 Every rule moves batch axes where the primitive can treat them as ordinary data (usually
-to the front) and says where the batch axis of the result is. Moving axes uses this
-package's differentiable ``moveaxis``/``reshape``, because the operands may be tracers of
-outer transforms (``jvp(vmap(f))``). ``_shape`` is imported inside the helpers: it
-registers its own batching rules with this module's helpers while it is being imported.
+to the front) and says where the batch axis of the result is. The operands may be tracers
+of outer transforms (``jvp(vmap(f))``), so axes are moved differentiably: by the methods
+``transpose``/``reshape`` that arrays and tracers share, and by ``np.broadcast_to``, which
+dispatches to the differentiable one for a tracer. That keeps this module below every
+family, ``_shape``'s included, whose primitives use these helpers for their own rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from transforms.batching import BatchRule
 from transforms.core import Primitive
@@ -32,18 +35,16 @@ def to_front(x: Any, dim: int | None) -> Any:
     """``x`` with its batch axis moved to axis 0 (unchanged if already there)."""
     if dim is None or dim == 0:
         return x
-    from . import _shape  # (a cycle: _shape's primitives use these rules)
-
-    return _shape.moveaxis(x, dim, 0)
+    ndim = len(shape_of(x))
+    dim %= ndim
+    return x.transpose((dim, *(i for i in range(ndim) if i != dim)))
 
 
 def materialized(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
     """Every operand with a batch axis at the front, unbatched ones broadcast (a view)."""
-    from . import _shape
-
     size = axis_size(values, dims)
     return [
-        _shape.broadcast_to(v, (size, *shape_of(v))) if d is None else to_front(v, d)
+        np.broadcast_to(v, (size, *shape_of(v))) if d is None else to_front(v, d)
         for v, d in zip(values, dims, strict=True)
     ]
 
@@ -64,10 +65,8 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
             if d is not None:
                 v = to_front(v, d)
                 if r < rank:
-                    from . import _shape
-
                     shape = shape_of(v)
-                    v = _shape.reshape(v, (shape[0],) + (1,) * (rank - r) + shape[1:])
+                    v = v.reshape((shape[0],) + (1,) * (rank - r) + shape[1:])
             operands.append(v)
         return primitive.bind(*operands, **params), 0
 

@@ -31,7 +31,6 @@ from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
 from . import _batching
-from ._arithmetic import where
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
 from ._indexing import getitem, untake
 from ._products import tensordot
@@ -45,6 +44,7 @@ from ._shape import (
     ravel,
     reshape,
     transpose,
+    where,
 )
 
 __all__ = [

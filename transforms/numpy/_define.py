@@ -1,14 +1,6 @@
-"""How a primitive of ``transforms.numpy`` is defined, and the shape helpers its rules share.
-
-The rule contract, for every family module:
-
-- A JVP rule ``rule(t, ans, *args, **params)`` returns the tangent of ``ans`` for the tangent
-  ``t`` of one argument, with ``ans``'s full shape (a rule broadcasts what it returns).
-- A VJP maker ``maker(ans, *args, **params)`` runs at forward time and returns
-  ``ct -> cotangent``, with the argument's shape: a rule sums a broadcast cotangent back with
-  ``unbroadcast``. It captures only what its closure uses.
-- Rules use differentiable operations (Python operators on arrays/tracers, or this
-  package's functions), never raw NumPy on values that may be traced, so rules nest.
+"""The bottom of the family kit: operands' shapes and dtypes, axes, non-differentiable
+primitives, and ``out=`` refused. Nothing here knows any primitive; the rule contract and
+the family constructors are in ``_kit``, the structural operations rules use in ``_shape``.
 """
 
 from __future__ import annotations
@@ -19,8 +11,6 @@ from typing import Any
 import numpy as np
 
 from transforms.core import Primitive, Tracer
-from transforms.forward import defjvp
-from transforms.reverse import defvjp
 
 __all__ = [
     "shape_of",
@@ -28,7 +18,6 @@ __all__ = [
     "dtype_of",
     "normalize_axes",
     "is_traced",
-    "elementwise",
     "nondifferentiable",
     "reject_out",
 ]
@@ -48,7 +37,9 @@ def ndim_of(x: Any) -> int:
 
 
 def dtype_of(x: Any) -> np.dtype[Any]:
-    return x.dtype if isinstance(x, (np.ndarray, Tracer, np.generic)) else np.result_type(x)
+    """The dtype of an array, tracer or scalar (rules call this on every use: no isinstance)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None else np.result_type(x)
 
 
 def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
@@ -64,31 +55,6 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
             )
         out.append(int(a) % max(ndim, 1))
     return tuple(sorted(out))
-
-
-def elementwise(
-    name: str, impl: Callable[..., Any], derivative: Callable[[Any, Any], Any] | None
-) -> Primitive:
-    """A one-argument elementwise primitive from its derivative ``derivative(ans, x)``.
-
-    Both rules multiply by the same derivative: JVP ``t * d``, VJP ``ct * d`` (computed once
-    at forward time, so a pullback called many times does not recompute it).
-    ``derivative=None`` declares a zero derivative (``floor``, ``sign``).
-    """
-    primitive = Primitive(name, impl)
-    if derivative is None:
-        defjvp(primitive, None)
-        defvjp(primitive, None)
-        return primitive
-    d = derivative
-    defjvp(primitive, lambda t, ans, x: t * d(ans, x))
-
-    def maker(ans: Any, x: Any) -> Callable[[Any], Any]:
-        dx = d(ans, x)
-        return lambda ct: ct * dx
-
-    defvjp(primitive, maker)
-    return primitive
 
 
 def nondifferentiable(name: str, impl: Callable[..., Any]) -> Primitive:

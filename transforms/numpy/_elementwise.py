@@ -29,7 +29,9 @@ from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
 from ._batching import elementwise_rule
-from ._define import dtype_of, elementwise, is_traced
+from ._define import dtype_of, is_traced
+from ._kit import unary
+from ._shape import array, where, zeros_like
 
 __all__ = [
     "sin",
@@ -43,7 +45,6 @@ __all__ = [
     "absolute",
     "square",
     "sign",
-    "angle",
     "arccos",
     "arccosh",
     "arcsin",
@@ -83,33 +84,17 @@ __all__ = [
 
 
 def _operand(x: ArrayLike) -> Any:
-    if isinstance(x, (list, tuple)):
-        from ._shape import array
-
-        return array(x)
-    return x
+    return array(x) if isinstance(x, (list, tuple)) else x
 
 
-def _is_complex(x: Any) -> bool:
+def is_complex(x: Any) -> bool:
     return bool(np.issubdtype(dtype_of(x), np.complexfloating))
-
-
-def _where(condition: Any, x: Any, y: Any) -> Any:
-    from ._arithmetic import where
-
-    return where(condition, x, y)
-
-
-def _public(primitive: Primitive, doc: str) -> Callable[[ArrayLike], Array]:
-    return unary_function(primitive, _operand, primitive.name, doc)
 
 
 def _unary(
     name: str, impl: Any, derivative: Callable[[Any, Any], Any] | None
 ) -> tuple[Primitive, Callable[[ArrayLike], Array]]:
-    primitive = elementwise(name, impl, derivative)
-    defbatch(primitive, elementwise_rule(primitive))
-    return primitive, _public(primitive, f"Differentiable ``numpy.{name}``.")
+    return unary(name, impl, derivative, doc=f"Differentiable ``numpy.{name}``.")
 
 
 # Forward declarations: the derivatives below refer to functions defined further down.
@@ -164,8 +149,7 @@ ceil_p, ceil = _unary("ceil", np.ceil, None)
 trunc_p, trunc = _unary("trunc", np.trunc, None)
 rint_p, rint = _unary("rint", np.rint, None)
 fix_p, fix = _unary("fix", np.fix, None)
-round_p = elementwise("round", lambda x, decimals: np.round(x, decimals), None)
-defbatch(round_p, elementwise_rule(round_p))
+round_p, _ = unary("round", lambda x, decimals: np.round(x, decimals), None)
 
 
 def round(a: ArrayLike, decimals: int = 0) -> Array:
@@ -198,7 +182,7 @@ defvjp(imag_p, lambda ans, x: lambda ct: ct * -1j)
 def conjugate(x: ArrayLike) -> Array:
     """Differentiable ``numpy.conjugate`` (the identity on real traced values)."""
     x = _operand(x)
-    if is_traced(x) and not _is_complex(x):
+    if is_traced(x) and not is_complex(x):
         return x  # type: ignore[return-value]
     return conjugate_p.bind(x)  # type: ignore[no-any-return]
 
@@ -206,7 +190,7 @@ def conjugate(x: ArrayLike) -> Array:
 def real(val: ArrayLike) -> Array:
     """Differentiable ``numpy.real`` (the identity on real traced values)."""
     x = _operand(val)
-    if is_traced(x) and not _is_complex(x):
+    if is_traced(x) and not is_complex(x):
         return x  # type: ignore[no-any-return]
     return real_p.bind(x)  # type: ignore[no-any-return]
 
@@ -214,9 +198,7 @@ def real(val: ArrayLike) -> Array:
 def imag(val: ArrayLike) -> Array:
     """Differentiable ``numpy.imag`` (zeros, with no derivative, for real values)."""
     x = _operand(val)
-    if is_traced(x) and not _is_complex(x):
-        from ._shape import zeros_like
-
+    if is_traced(x) and not is_complex(x):
         return zeros_like(x)
     return imag_p.bind(x)  # type: ignore[no-any-return]
 
@@ -226,9 +208,9 @@ conj = conjugate
 
 # ---- abs: sign(x) for real x; for complex z, JVP Re(conj(z) t)/|z| and VJP ct conj(z)/|z| ----
 def _abs_derivative(ans: Any, x: Any) -> Any:
-    if not _is_complex(x):
+    if not is_complex(x):
         return sign(x)
-    return conjugate(x) / _where(ans == 0, 1, ans)  # 0 at z == 0, like the real case
+    return conjugate(x) / where(ans == 0, 1, ans)  # 0 at z == 0, like the real case
 
 
 abs_p = Primitive("abs", np.abs)
@@ -242,25 +224,13 @@ def _abs_vjp(ans: Any, x: Any) -> Callable[[Any], Any]:
 
 
 defvjp(abs_p, _abs_vjp)
-abs = _public(abs_p, "Differentiable ``numpy.abs``; derivative 0 at 0, for complex values too.")
+abs = unary_function(
+    abs_p,
+    _operand,
+    "abs",
+    "Differentiable ``numpy.abs``; derivative 0 at 0, for complex values too.",
+)
 absolute = abs
-
-
-# ---- angle: arctan2(imag, real) for complex values; piecewise constant for real ones --------
-_angle_real_p = elementwise("angle", lambda x, deg: np.angle(x, deg), None)
-defbatch(_angle_real_p, elementwise_rule(_angle_real_p))
-
-
-def angle(z: ArrayLike, deg: bool = False) -> Array:
-    """Differentiable ``numpy.angle``: for complex ``z`` a composite of ``arctan2``, ``imag``
-    and ``real``; for real ``z`` (0 or pi) derivative 0."""
-    from ._arithmetic import arctan2
-
-    v = _operand(z)
-    if not _is_complex(v):
-        return _angle_real_p.bind(v, deg=deg)  # type: ignore[no-any-return]
-    a = arctan2(imag(v), real(v))
-    return a * (180 / math.pi) if deg else a
 
 
 # ---- nan_to_num: derivative 1 where x is finite, 0 where it is replaced ----------------------
@@ -275,12 +245,12 @@ def _finite(x: Any) -> Any:
     return abs(x) < math.inf  # a comparison: the mask carries no derivative
 
 
-defjvp(nan_to_num_p, lambda t, ans, x, **params: _where(_finite(x), t, 0))
+defjvp(nan_to_num_p, lambda t, ans, x, **params: where(_finite(x), t, 0))
 
 
 def _nan_to_num_vjp(ans: Any, x: Any, **params: Any) -> Callable[[Any], Any]:
     mask = _finite(x)
-    return lambda ct: _where(mask, ct, 0)
+    return lambda ct: where(mask, ct, 0)
 
 
 defvjp(nan_to_num_p, _nan_to_num_vjp)
@@ -297,7 +267,7 @@ def nan_to_num(
     value is replaced (for complex ``x``, part by part). Always returns a new array."""
     x = _operand(x)
     params = {"nan": nan, "posinf": posinf, "neginf": neginf}
-    if is_traced(x) and _is_complex(x):
+    if is_traced(x) and is_complex(x):
         parts = [nan_to_num_p.bind(part, **params) for part in (real(x), imag(x))]
         return parts[0] + 1j * parts[1]  # type: ignore[no-any-return]
     return nan_to_num_p.bind(x, **params)  # type: ignore[no-any-return]
@@ -316,7 +286,7 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     a = _operand(a)
     if not is_traced(a):
         return np.real_if_close(a, tol)
-    if not _is_complex(a):
+    if not is_complex(a):
         return a  # type: ignore[return-value]
     if tol > 1:
         tol = float(np.finfo(dtype_of(a)).eps) * tol
@@ -339,9 +309,9 @@ def sinc(x: ArrayLike) -> Array:
     y = math.pi * v
     small = abs(y) < _SINC_SMALL
     # each branch sees only inputs where it is finite, so the other's derivative stays finite
-    safe_y = _where(small, 1, y)
-    u = _where(small, y, 0) ** 2
+    safe_y = where(small, 1, y)
+    u = where(small, y, 0) ** 2
     poly: Any = _SINC_TAYLOR[-1]
     for c in reversed(_SINC_TAYLOR[:-1]):
         poly = poly * u + c
-    return _where(small, poly, sin(safe_y) / safe_y)  # type: ignore[no-any-return]
+    return where(small, poly, sin(safe_y) / safe_y)

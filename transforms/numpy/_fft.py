@@ -34,7 +34,7 @@ from transforms.core import Array, ArrayLike, Primitive
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
-from . import _indexing, _shape
+from . import _elementwise, _indexing, _shape
 from ._define import dtype_of, reject_out, shape_of
 
 __all__ = [
@@ -72,8 +72,6 @@ def _is_complex(x: Any) -> bool:
 
 def _real_like(z: Any, dtype: np.dtype[Any]) -> Any:
     """The real part of the cotangent ``z`` of a real input of ``dtype``."""
-    from . import _elementwise
-
     r = _elementwise.real(z)
     return r if dtype_of(r) == dtype else _shape.astype(r, dtype)
 
@@ -232,28 +230,26 @@ defjvp(irfftn_p, lambda t, ans, z, axes, n, norm: irfftn_p.bind(t, axes=axes, n=
 
 
 def _rfftn_vjp(ans: Any, x: Any, *, axes: Axes, norm: NormName) -> Callable[[Any], Any]:
-    from ._elementwise import conjugate
-
     n, dtype = shape_of(x)[axes[-1]], dtype_of(x)
     inverse_weights = 1 / _hermitian_weights(
         n, axes[-1], len(shape_of(x)), np.finfo(dtype_of(ans)).dtype
     )
 
     def pullback(ct: Any) -> Any:
-        ct_x = irfftn_p.bind(conjugate(ct) * inverse_weights, axes=axes, n=n, norm=_SWAPPED[norm])
+        ct_x = irfftn_p.bind(
+            _elementwise.conjugate(ct) * inverse_weights, axes=axes, n=n, norm=_SWAPPED[norm]
+        )
         return ct_x if dtype_of(ct_x) == dtype else _shape.astype(ct_x, dtype)
 
     return pullback
 
 
 def _irfftn_vjp(ans: Any, z: Any, *, axes: Axes, n: int, norm: NormName) -> Callable[[Any], Any]:
-    from ._elementwise import conjugate
-
     weights = _hermitian_weights(n, axes[-1], len(shape_of(z)), dtype_of(ans))
     dtype = None if _is_complex(z) else dtype_of(z)
 
     def pullback(ct: Any) -> Any:
-        ct_z = conjugate(rfftn_p.bind(ct, axes=axes, norm=_SWAPPED[norm])) * weights
+        ct_z = _elementwise.conjugate(rfftn_p.bind(ct, axes=axes, norm=_SWAPPED[norm])) * weights
         return ct_z if dtype is None else _real_like(ct_z, dtype)
 
     return pullback
@@ -364,7 +360,10 @@ def fft(
     to ``n`` points; ``norm`` in ``{None, "backward", "ortho", "forward"}``.
 
     Example:
-        >>> T.grad(lambda x: tnp.real(tnp.fft.fft(x))[1])(np.zeros(4))  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> T.grad(lambda x: tnp.real(tnp.fft.fft(x))[1])(np.zeros(4))  # Re exp(-2 pi i k / 4)
         array([ 1.,  0., -1.,  0.])
     """
     reject_out("fft.fft", out)

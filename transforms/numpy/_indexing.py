@@ -407,14 +407,8 @@ def _index_set_vjp(argnum: int, ans: Any, x: Any, v: Any, index: Any) -> Any:
     if winners is None:
         return lambda ct: _shape.unbroadcast(getitem_p.bind(ct, index=index), shape_of(v))
     return lambda ct: _shape.unbroadcast(
-        _where(winners, getitem_p.bind(ct, index=index), 0), shape_of(v)
+        _shape.where(winners, getitem_p.bind(ct, index=index), 0), shape_of(v)
     )
-
-
-def _where(condition: Any, x: Any, y: Any) -> Any:
-    from ._arithmetic import where
-
-    return where(condition, x, y)
 
 
 def _index_set_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
@@ -498,7 +492,15 @@ def at(x: ArrayLike) -> _AtIndexer:
     """Functional index updates, differentiable in every mode (JAX's ``x.at[idx]``).
 
     Example:
-        >>> tnp.at(x)[0].set(1.0)  # doctest: +SKIP
-        >>> tnp.at(x)[[0, 0, 2]].add(v)  # repeated indices accumulate  # doctest: +SKIP
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> x = np.zeros(3)
+        >>> tnp.at(x)[0].set(5.0)  # a new array; x is unchanged
+        array([5., 0., 0.])
+        >>> tnp.at(x)[[0, 0, 2]].add(1.0)  # repeated indices accumulate
+        array([2., 0., 1.])
+        >>> T.grad(lambda v: tnp.sum(tnp.at(x)[[0, 0, 2]].add(v) ** 2))(1.0)
+        array(10.)
     """
     return _AtIndexer(_shape.asarray(x) if isinstance(x, (list, tuple)) else x)

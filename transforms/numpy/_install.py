@@ -7,13 +7,11 @@ they are pointed at the differentiable functions, and ``np.sin(tracer)`` (NumPy'
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 
-from transforms.core import number_primitives, numpy_dispatch, operators
+from transforms.core import number_primitives, operators, twins, untwinned
 
 from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape, fft, linalg
 
@@ -80,11 +78,20 @@ def install(namespace: ModuleType) -> None:
         divide=_arithmetic.divide_p,
         power=_arithmetic.power_p,
     )
-    table: dict[Any, Callable[..., Any]] = {}
     for ours, theirs in ((namespace, np), (linalg, np.linalg), (fft, np.fft)):
-        for name in ours.__all__:
-            twin = getattr(theirs, name, None)
-            ours_fn = getattr(ours, name)
-            if callable(twin) and callable(ours_fn) and not isinstance(ours_fn, type):
-                table[twin] = ours_fn
-    numpy_dispatch[:] = [table.get]
+        register_twins(ours, theirs, "NumPy")
+
+
+def register_twins(ours: ModuleType, theirs: ModuleType, library: str) -> None:
+    """Route the raw functions of ``theirs`` (``numpy``, ``scipy.special``) called on traced
+    values to their differentiable twins of the same name in ``ours``; a raw function with
+    no twin raises an error naming ``library`` and ``ours``, never drops a derivative."""
+    for name in ours.__all__:
+        twin = getattr(theirs, name, None)
+        ours_fn = getattr(ours, name)
+        if callable(twin) and callable(ours_fn) and not isinstance(ours_fn, type):
+            twins[twin] = ours_fn
+    for name in getattr(theirs, "__all__", dir(theirs)):
+        raw = getattr(theirs, name, None)
+        if callable(raw) and raw not in twins and not isinstance(raw, type):
+            untwinned[raw] = (library, ours.__name__)

@@ -12,40 +12,50 @@ and NumPy 2's array-API functions (``vector_norm``, ``matrix_norm``, ``diagonal`
 
 Conventions and documented limits:
 
-- ``det``/``slogdet``/``inv``/``solve``: derivatives use ``inv(a)``/``solve(a, .)``, so they
-  are defined for non-singular ``a`` only (differentiating ``det`` at a singular matrix
-  raises NumPy's LinAlgError; the adjugate is not computed).
-  ``slogdet``'s ``sign`` has a zero derivative for real input.
-- ``cholesky``, ``eigh``, ``eigvalsh``: ``a`` is taken to be symmetric; the tangent is
-  symmetrised (``(da + da^T) / 2``) and so is the cotangent, as in JAX and autograd. NumPy
-  reads only one triangle (``UPLO``), so along a non-symmetric direction these are the
-  derivatives of the symmetric part, whichever triangle is read.
-- ``eigh``, ``eig``: eigenvector derivatives need distinct eigenvalues (a repeated eigenvalue
-  gives inf/nan: the eigenvectors are not differentiable there); ``eigh``'s eigenvalues
-  (``eigvalsh``) are differentiable wherever they are distinct. Eigenvectors are unit-norm;
-  their sign (``eigh``) or phase (``eig``, complex) is a LAPACK convention: ``eigh``'s real
-  sign is locally constant, so its tangent is exact; ``eig``'s complex eigenvectors get the
-  tangent orthogonal (``Re(v^H dv) = 0``) to ``v``, i.e. only gauge-invariant functions
-  (``|v_i|^2``, ``v_i conj(v_j)``, ``V f(w) V^-1``) have a meaningful derivative. ``eig``
-  does not sort its eigenvalues: their order may jump between nearby matrices, so only
-  order-invariant functions of them are differentiable across such a jump.
-- ``svd``: derivatives need ``full_matrices=False`` (or a square matrix) and distinct
-  singular values; non-square matrices also need non-zero singular values. ``U`` and ``Vh``
-  share a sign per singular triplet: test ``U diag(f(s)) Vh`` or ``U * U``.
+- ``det`` is differentiable everywhere, at every order: its gradient is the cofactor matrix
+  (rank one at rank n-1, zero at rank <= n-2), computed without ``inv`` at singular and
+  ill-conditioned matrices (``cofactor_p``). ``slogdet`` at a singular matrix gives NumPy's
+  ``(0, -inf)``: the derivative of ``sign`` is 0 there, that of ``logabsdet`` NaN (it has
+  none); ``sign`` has a zero derivative for real input everywhere. ``inv``/``solve`` (and
+  ``matrix_power`` with a negative exponent) need a non-singular ``a``, as their values do.
+- ``cholesky``, ``eigh``, ``eigvalsh``: NumPy (LAPACK) reads one triangle of ``a`` (``UPLO``;
+  ``cholesky``: the lower one, the upper one with ``upper=True``) and the imaginary part of
+  the diagonal not at all. The derivative is that of this function, for any ``a``: the other
+  triangle gets a zero cotangent and the read triangle's off-diagonal entries count twice
+  (once for their mirror). Along a Hermitian direction at a Hermitian ``a`` this is the
+  familiar derivative; JAX and autograd instead symmetrise the tangent (and JAX the input),
+  so their gradients are the Hermitian part of ours.
+- Eigenvectors and singular vectors are defined up to a sign (real) or a phase (complex) per
+  vector, a LAPACK convention: only gauge-invariant functions (``|v_i|^2``, ``V f(w) V^H``,
+  ``U diag(f(s)) V^H``, projectors) have a meaningful derivative. The rules fix the gauge by
+  ``Im(v^H dv) = 0`` (``eigh``, ``svd``'s ``V``; ``svd``'s ``U`` carries the phase change of
+  each triplet; ``eig``: ``Re(v^H dv) = 0`` with unit ``v``). A real ``eigh``'s sign is locally
+  constant, so its tangent is exact.
+- Repeated eigenvalues (``eigh``, ``eig``) and singular values (``svd``) have no
+  differentiable eigen/singular vectors: their derivatives are inf/nan there (the gaps
+  ``1 / (w_j - w_i)`` divide by zero); eigenvalues stay differentiable where distinct.
+  ``eig`` does not sort its eigenvalues: their order may jump between nearby matrices, so
+  only order-invariant functions of them are differentiable across such a jump.
+- ``svd``: derivatives need ``full_matrices=False`` (or a square matrix: the extra singular
+  vectors are not unique); non-square, and complex, matrices also need non-zero singular
+  values (the phase term divides by them). ``hermitian=True`` takes ``a`` to be Hermitian.
+  The 2, -2 and nuclear norms go through ``svdvals``.
 - ``qr``: derivatives for ``mode='reduced'``/``'r'`` (and ``'complete'`` where it is the
-  same) of square or tall (``m >= n``) full-column-rank matrices; ``Q``'s column signs are
-  LAPACK's, locally constant.
+  same: ``m <= n``) of full-rank matrices: full column rank when tall, a non-singular leading
+  ``m x m`` block when wide. ``Q``'s column signs (phases) are LAPACK's, with a real diagonal
+  of ``R``: locally constant, except where a column is already zero below the diagonal (a
+  triangular input), where LAPACK skips the reflection and the signs jump: differentiate
+  sign-invariant functions (``Q R``, ``|Q|^2``) there.
 - ``pinv``, ``lstsq``: the derivative is that of the pseudo-inverse at constant rank (in
   practice: full rank). ``lstsq`` is ``pinv(a, rcond) @ b``; its ``residuals`` and ``s`` are
   differentiable too (composites), ``rank`` is an integer.
-- ``cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd`` are differentiated for real input
-  only (complex input raises ``NotImplementedError`` when differentiated); ``det``, ``inv``,
-  ``solve``, ``slogdet``, ``pinv``, ``eig``, ``norm``, ``matrix_power``, ``multi_dot`` and
-  ``trace`` take complex input too.
+- Every function takes complex input, with the complex convention of the package: a VJP is
+  the transpose of the JVP under ``Re(sum(a * b))``, no conjugation.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, overload
@@ -53,16 +63,16 @@ from typing import Any, Literal, NamedTuple, overload
 import numpy as np
 
 from transforms.batching import BatchRule, defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.core.tree_util import register_pytree_node
-from transforms.forward import defjvp
-from transforms.reverse import defvjp
+from transforms.forward import defjvp, defjvp_joint
+from transforms.reverse import defvjp, defvjp_argnum
 
-from . import _elementwise, _indexing, _products, _reductions, _shape
-from ._arithmetic import in_dtype_of
+from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
 from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
 from ._products import matmul
+from ._shape import in_dtype_of
 
 __all__ = [
     "det",
@@ -161,6 +171,10 @@ def _real(x: Any) -> Any:
     return _elementwise.real(x) if _is_complex(x) else x
 
 
+def _real_dtype(x: Any) -> np.dtype[Any]:
+    return np.finfo(dtype_of(x)).dtype
+
+
 def _mH(x: Any) -> Any:
     return _conj(_mT(x))
 
@@ -178,10 +192,6 @@ def _diagonal(x: Any) -> Any:
 def _diag_embed(v: Any) -> Any:
     """Diagonal matrices from a stack of vectors: ``(..., n) -> (..., n, n)``."""
     return _shape.expand_dims(v, -2) * _eye(shape_of(v)[-1], dtype_of(v))
-
-
-def _sym(x: Any) -> Any:
-    return (x + _mT(x)) * 0.5
 
 
 def _rows(v: Any) -> Any:
@@ -208,14 +218,6 @@ def _require_square(a: Any, name: str) -> None:
         )
 
 
-def _require_real(x: Any, name: str) -> None:
-    if _is_complex(x):
-        raise NotImplementedError(
-            f"tnp.linalg.{name}: derivatives are implemented for real input only (got "
-            f"{dtype_of(x)})"
-        )
-
-
 def _front_rule(primitive: Primitive) -> BatchRule:
     """Batch a one-operand primitive that already broadcasts over leading dimensions."""
 
@@ -229,12 +231,31 @@ def _front_rule(primitive: Primitive) -> BatchRule:
 
 
 # ---- inv -------------------------------------------------------------------------------------
-# d(A^-1) = -A^-1 dA A^-1; its transpose is -A^-T ct A^-T.
-inv_p = Primitive("inv", np.linalg.inv)
-defjvp(inv_p, lambda t, ans, a: -matmul(matmul(ans, t), ans))
+# d(A^-1) = -A^-1 dA A^-1; its transpose is -A^-T ct A^-T. With ``nan_if_singular`` (slogdet's
+# rules) a singular matrix of the stack gets NaN instead of NumPy's LinAlgError: the derivative
+# of log|det| does not exist there.
+def _inv_impl(a: Any, nan_if_singular: bool) -> Any:
+    if not nan_if_singular:
+        return np.linalg.inv(a)
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        n = np.shape(a)[-1]
+        out = np.empty(np.shape(a), np.result_type(a, 1.0))
+        flat = out.reshape(-1, n, n)
+        for i, m in enumerate(np.reshape(a, (-1, n, n))):
+            try:
+                flat[i] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                flat[i] = np.nan
+        return out
 
 
-def _inv_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
+inv_p = Primitive("inv", _inv_impl)
+defjvp(inv_p, lambda t, ans, a, nan_if_singular: -matmul(matmul(ans, t), ans))
+
+
+def _inv_vjp(ans: Any, a: Any, nan_if_singular: bool) -> Callable[[Any], Any]:
     ans_t = _mT(ans)
     return lambda ct: -matmul(matmul(ans_t, ct), ans_t)
 
@@ -247,23 +268,217 @@ def inv(a: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.inv`` (stacks of matrices too)."""
     a = _operand(a)
     _require_square(a, "inv")
-    return inv_p.bind(a)  # type: ignore[no-any-return]
+    return inv_p.bind(a, nan_if_singular=False)  # type: ignore[no-any-return]
+
+
+# ---- cofactor: the gradient of det, and its derivatives of every order ---------------------------
+# det is a polynomial, so its derivatives exist everywhere, singular matrices included: the
+# gradient is the cofactor matrix cof(A) = det(A) A^-T (rank n-1: rank one; rank <= n-2: zero).
+# ``cofactor_p(a, e_1, ..., e_k)`` is the k-th derivative of cof at ``a`` along ``e_1..e_k``,
+# i.e. the gradient in X of D^(k+1) det(a)[e_1, ..., e_k, X]: symmetric and multilinear in
+# the e_i, so its JVP appends the tangent as one more direction (or puts it in place of the e_i
+# it belongs to), and under the pairing sum(a * b) its VJP for every operand is the same
+# primitive with the cotangent as the last direction. One primitive closes every order.
+#
+# Values: the coefficient of t_1...t_k in cof(B + sum t_i E_i) follows from B^-1 and det(B)
+# by recurrences over the subsets of {1..k} (``_cofactor_series``), used directly for a
+# well-conditioned ``a`` (and for k = 0 at any ``a`` that LU does not find singular:
+# det(a) a^-T). Otherwise, with a = U S V^H (SVD), the polynomial identity
+# cof(a + X) = det(U V^H) conj(U) cof(S + U^H X V) V^T moves to the diagonal S, where the
+# coefficients are affine in each singular value: the small ones (<= _SMALL * s_max) are
+# replaced by +-s_max, the series evaluated there, and the exact affine interpolation at the
+# true values taken. More than k + 1 singular values at rounding level make the result 0.
+_WELL_CONDITIONED = 1e6  # 1-norm condition number up to which B^-1 is used as it is
+_SMALL = 1e-4
+_NORMAL = float(np.finfo(np.float64).tiny / np.finfo(np.float64).eps)  # |det| with full precision
+
+
+def _bits(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def _subsets(mask: int) -> list[int]:
+    out, sub = [], mask
+    while True:
+        out.append(sub)
+        if not sub:
+            return out
+        sub = (sub - 1) & mask
+
+
+def _trace_of_product(x: Any, y: Any) -> Any:
+    """``tr(x @ y)`` for stacks of matrices (raw NumPy)."""
+    return np.add.reduce(x * y.swapaxes(-1, -2), axis=(-2, -1))
+
+
+def _cofactor_series(inv_b: Any, det_b: Any, es: Sequence[Any]) -> Any:
+    """The coefficient of t_1...t_k in cof(B + sum_i t_i E_i) (raw NumPy, stacks), from
+    ``inv_b = B^-1`` and ``det_b = det(B)``. With X_K, d_K the coefficients of t_K in
+    (B + N)^-1 and det(B + N): X_K = -B^-1 sum_{i in K} E_i X_{K-i}, d_K = sum over
+    K' within K - i (i = min K) of d_{K'} tr(X_{K-i-K'} E_i), and cof = det * inv^T."""
+    full = (1 << len(es)) - 1
+    inverses = {0: inv_b}
+    dets = {0: det_b}
+    for mask in range(1, full + 1):  # every proper subset of mask comes before it
+        acc = sum(es[i] @ inverses[mask & ~(1 << i)] for i in _bits(mask))
+        inverses[mask] = -(inv_b @ acc)
+        first = _bits(mask)[0]
+        rest = mask & ~(1 << first)
+        dets[mask] = sum(
+            dets[sub] * _trace_of_product(inverses[rest & ~sub], es[first])
+            for sub in _subsets(rest)
+        )
+    return sum(
+        dets[sub][..., None, None] * np.swapaxes(inverses[full & ~sub], -1, -2)
+        for sub in _subsets(full)
+    )
+
+
+def _cofactor_by_svd(a: Any, es: Sequence[Any]) -> Any:
+    """``_cofactor_series`` at any one matrix ``a`` (singular or not), through its SVD, for
+    directions ``es`` that may be stacks."""
+    n, k = a.shape[-1], len(es)
+    shape = np.broadcast_shapes(a.shape, *(e.shape for e in es))
+    if not np.all(np.isfinite(a)):
+        return np.full(shape, np.nan, a.dtype)
+    u, s, vh = np.linalg.svd(a)
+    fs = [u.conj().T @ e @ vh.conj().T for e in es]
+    s_max = s[0]
+    if np.count_nonzero(s <= n * np.finfo(s.dtype).eps * s_max) > k + 1:
+        return np.zeros(shape, a.dtype)
+    small = np.flatnonzero(s <= _SMALL * s_max)[-(k + 2) :]
+    r = s_max if s_max > 0 else 1.0
+    total: Any = 0.0
+    for signs in itertools.product((1.0, -1.0), repeat=len(small)):
+        d = s.copy()
+        d[small] = np.array(signs) * r
+        weight = np.prod((1.0 + np.array(signs) * s[small] / r) / 2.0)
+        diag = np.diag(1.0 / d).astype(a.dtype)
+        total = total + weight * _cofactor_series(diag, np.prod(d), fs)
+    sigma = np.linalg.det(u) * np.linalg.det(vh)
+    return sigma * (u.conj() @ total @ vh.conj())
+
+
+def _one_norm(x: Any) -> Any:
+    return np.maximum.reduce(np.add.reduce(np.abs(x), axis=-2), axis=-1)
+
+
+def _well_conditioned(a: Any) -> Any:
+    """``a^-1`` if every matrix of the stack ``a`` is well-conditioned, else ``None``."""
+    try:
+        inv_a = np.linalg.inv(a)
+    except np.linalg.LinAlgError:  # an exactly singular matrix
+        return None
+    good = _one_norm(a) * _one_norm(inv_a) <= _WELL_CONDITIONED
+    return inv_a if good.all() else None
+
+
+def _largest(x: Any) -> Any:
+    """The largest magnitude in each matrix of the stack ``x`` (1 for a zero matrix)."""
+    m = np.maximum.reduce(np.abs(x), axis=(-2, -1), initial=0.0)
+    return np.where(m > 0, m, 1.0)
+
+
+def _cofactor_impl(a: Any, *es: Any, det: Any = None) -> Any:
+    """``cofactor_p``'s value (raw NumPy; ``det``: det(a), if the caller has it)."""
+    if not es and a.dtype.char in "dD":  # the gradient of det, at once: det(a) a^-T
+        # from one LU factorisation (as JAX's, and as accurate near a singular matrix: the
+        # small pivot of det cancels that of a^-1); an exactly singular matrix, or det out of
+        # the floating-point range, takes the general path
+        try:
+            inv_a = np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            inv_a = None
+        if inv_a is not None:
+            det_a = np.linalg.det(a) if det is None else det
+            size = np.abs(det_a)
+            if ((size >= _NORMAL) & (size < np.inf)).all():
+                return det_a[..., None, None] * inv_a.swapaxes(-1, -2)
+    dtype = np.result_type(a, *es)
+    work = np.result_type(dtype, np.float64)
+    shape = np.broadcast_shapes(np.shape(a), *(np.shape(e) for e in es))
+    n, k = shape[-1], len(es)
+    if k >= n:  # D^(k+1) det = 0 beyond the degree n of det
+        return np.zeros(shape, dtype)
+    # a's own matrices (leading axes padded to the result's), each decided once: under
+    # jacfwd one matrix meets a whole stack of directions. cof_k is homogeneous of degree
+    # n - 1 - k in a and linear in each e_i: scaling every matrix to entries of size 1 keeps
+    # the recurrences clear of overflow and underflow.
+    mats = np.asarray(a, work).reshape((1,) * (len(shape) - np.ndim(a)) + np.shape(a))
+    scale = _largest(mats)
+    mats = mats / scale[..., None, None]
+    factor = scale ** (n - 1 - k)
+    dirs = []
+    for e in es:
+        size = _largest(e)
+        dirs.append(np.asarray(e, work) / size[..., None, None])
+        factor = factor * size
+    inv_b = _well_conditioned(mats)
+    if inv_b is not None:
+        out = _cofactor_series(inv_b, np.linalg.det(mats), dirs)
+    else:  # matrix by matrix: the series where it is well-conditioned, the SVD elsewhere
+        out = np.empty(shape, work)
+        full = [np.broadcast_to(d, shape) for d in dirs]
+        lead = mats.shape[:-2]
+        for index in np.ndindex(lead):
+            at = tuple(slice(None) if m == 1 else i for i, m in zip(index, lead, strict=True))
+            m = mats[index]
+            inv_m = _well_conditioned(m)
+            sub = [d[at] for d in full]
+            if inv_m is None:
+                out[at] = _cofactor_by_svd(m, sub)
+            else:
+                out[at] = _cofactor_series(inv_m, np.linalg.det(m), sub)
+    out = out * factor[..., None, None]
+    return out.astype(dtype, copy=False)
+
+
+cofactor_p = Primitive("cofactor", _cofactor_impl)
+
+
+def _cofactor_jvp(ts: Sequence[Any], ans: Any, a: Any, *es: Any) -> Any:
+    terms = [] if ts[0] is None else [cofactor_p.bind(a, *es, ts[0])]
+    for i, t in enumerate(ts[1:]):
+        if t is not None:
+            terms.append(cofactor_p.bind(a, *es[:i], t, *es[i + 1 :]))
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
+def _cofactor_vjp(argnum: int, ans: Any, a: Any, *es: Any) -> Callable[[Any], Any]:
+    operand = a if argnum == 0 else es[argnum - 1]
+    others = es if argnum == 0 else es[: argnum - 1] + es[argnum:]
+    shape = shape_of(operand)
+    return in_dtype_of(
+        operand,
+        ans,
+        lambda ct: _shape.unbroadcast(cofactor_p.bind(a, *others, ct), shape),
+    )
+
+
+defjvp_joint(cofactor_p, _cofactor_jvp)
+defvjp_argnum(cofactor_p, _cofactor_vjp)
+defbatch(cofactor_p, elementwise_rule(cofactor_p))  # batch axes in front, like a gufunc
+
+
+def _cofactor(a: Any, det_a: Any) -> Any:
+    """cof(a) = d det(a) / da; on a plain array the value of det(a) at hand is reused."""
+    if isinstance(a, Tracer):
+        return cofactor_p.bind(a)
+    return _cofactor_impl(a, det=det_a)
 
 
 # ---- det ---------------------------------------------------------------------------------------
-# d det(A) = det(A) tr(A^-1 dA) = det(A) sum(A^-T * dA); the VJP is ct det(A) A^-T.
-def _trace_against(a: Any, t: Any) -> Any:
-    """``tr(A^-1 T)`` for each matrix of the stacks, as ``sum(A^-T * T)``."""
-    return _reductions.sum(_mT(inv(a)) * t, axis=(-2, -1))
-
-
+# d det(A) = sum(cof(A) * dA); the VJP is ct cof(A). Exact at singular matrices too.
 det_p = Primitive("det", np.linalg.det)
-defjvp(det_p, lambda t, ans, a: ans * _trace_against(a, t))
+defjvp(det_p, lambda t, ans, a: _reductions.sum(_cofactor(a, ans) * t, axis=(-2, -1)))
 
 
 def _det_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
-    inv_t = _mT(inv(a))
-    return lambda ct: _cols(_cols(ct * ans)) * inv_t
+    cof = _cofactor(a, ans)
+    return lambda ct: _cols(_cols(ct)) * cof
 
 
 defvjp(det_p, _det_vjp)
@@ -271,29 +486,46 @@ defbatch(det_p, _front_rule(det_p))
 
 
 def det(a: ArrayLike) -> Array:
-    """Differentiable ``numpy.linalg.det``; derivatives need a non-singular ``a``."""
+    """Differentiable ``numpy.linalg.det``, at every order and at singular matrices too (the
+    gradient is the cofactor matrix, see the module notes)."""
     a = _operand(a)
     _require_square(a, "det")
     return det_p.bind(a)  # type: ignore[no-any-return]
 
 
 # ---- slogdet (sign, logabsdet) -------------------------------------------------------------------
-# With tr = tr(A^-1 dA): d logabsdet = Re(tr); d sign = sign * i Im(tr) (zero for real A).
+# With tr = tr(A^-1 dA) = sum(A^-T * dA): d logabsdet = Re(tr); d sign = sign * i Im(tr) (zero for
+# real A). At a singular A (sign 0, logabsdet -inf, as in NumPy) logabsdet has no derivative
+# (log|t| at t = 0): NaN; sign gets 0, as in JAX; nothing raises.
 slogdet_p = Primitive("slogdet", lambda a: tuple(np.linalg.slogdet(a)), multiple_results=True)
+
+
+def _log_det_gradient(a: Any) -> Any:
+    return _mT(inv_p.bind(a, nan_if_singular=True))
+
+
+def _any_singular(sign: Any) -> bool:
+    """Whether a matrix of the stack is singular (decided on the primal values, at forward
+    time: a non-singular stack pays nothing for the guards below)."""
+    return bool((concrete(sign) == 0).any())
 
 
 def _slogdet_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
     sign = ans[0]
-    tr = _trace_against(a, t)
+    tr = _reductions.sum(_log_det_gradient(a) * t, axis=(-2, -1))
     if not _is_complex(tr):
         return None, tr
     re = _elementwise.real(tr)
-    return sign * (tr - re), re
+    sign_dot = sign * (tr - re)
+    if _any_singular(sign):
+        sign_dot = _shape.where(_arithmetic.equal(sign, 0), 0.0, sign_dot)
+    return sign_dot, re
 
 
 def _slogdet_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
     sign = ans[0]
-    inv_t = _mT(inv(a))
+    inv_t = _log_det_gradient(a)
+    singular = _any_singular(sign)
 
     def pullback(cts: Any) -> Any:
         ct_sign, ct_logabsdet = cts
@@ -301,7 +533,10 @@ def _slogdet_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
         if _is_complex(sign):
             cs = ct_sign * sign
             k = k + (cs - _elementwise.real(cs))
-        return _cols(_cols(k)) * inv_t
+        k = _cols(_cols(k))
+        if singular:  # an unused logabsdet (zero cotangent) contributes 0, not 0 * NaN
+            return k * _shape.where(_arithmetic.equal(k, 0), 0.0, inv_t)
+        return k * inv_t
 
     return pullback
 
@@ -458,13 +693,40 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
         else:
             residuals = _reductions.sum(r2, axis=-2)
     else:
-        residuals = np.empty((0,), dtype=np.result_type(dtype_of(a), dtype_of(b)))
+        real_dtype = np.finfo(np.result_type(dtype_of(a), dtype_of(b))).dtype  # as NumPy
+        residuals = np.empty((0,), dtype=real_dtype)
     return LstsqResult(x, residuals, rank, s)
 
 
+# ---- reading one triangle: what LAPACK decomposes in cholesky, eigh, eigvalsh --------------------
+# NumPy (LAPACK) reads one triangle of ``a``: the matrix it factors is H = P(a) with
+# P(X) = S + S^H + Re(diag X), S the strict lower (UPLO='L') or upper ('U') triangle of X, so the
+# derivative is that of P: the other triangle has none, the read one counts twice (once as
+# itself, once as its mirror), the imaginary part of the diagonal none. P's transpose under
+# Re(sum(a * b)) is K -> S(K) + S(K^H) + Re(diag K).
+def _triangle(x: Any, uplo: str) -> Any:
+    """The strict lower (``'L'``) or upper (``'U'``) triangle of ``x``."""
+    n = shape_of(x)[-1]
+    mask = np.tril(np.ones((n, n), _real_dtype(x)), -1)
+    return x * (mask if uplo == "L" else mask.T)
+
+
+def _read_hermitian(x: Any, uplo: str) -> Any:
+    """P(x): the Hermitian matrix that LAPACK reads from the ``uplo`` triangle of ``x``."""
+    s = _triangle(x, uplo)
+    return s + _mH(s) + _real(x) * _eye(shape_of(x)[-1], _real_dtype(x))
+
+
+def _read_hermitian_transpose(k: Any, uplo: str) -> Any:
+    """P^T(k), the transpose of ``_read_hermitian``: the cotangent of the matrix read."""
+    return _triangle(k + _mH(k), uplo) + _real(k) * _eye(shape_of(k)[-1], _real_dtype(k))
+
+
 # ---- cholesky ------------------------------------------------------------------------------------
-# A = L L^T, dA symmetrised to S: dL = L Phi(L^-1 S L^-T), Phi = lower triangle, diagonal
-# halved. Its transpose: ct_A = sym(L^-T Phi(L^T G) L^-1) (Murray, arXiv:1602.07527).
+# A = L L^H of the matrix read from the lower triangle (``upper=True`` reads the upper one, as
+# NumPy: cholesky(a, upper=True) = cholesky(a^H)^H). With S = P(dA): dL = L Phi(L^-1 S L^-H),
+# Phi = lower triangle, diagonal halved (real: L's diagonal is). Transposed under
+# Re(sum(a * b)): ct_A = P^T(L^-T Phi(L^T G) conj(L)^-1) (Murray, arXiv:1602.07527, real case).
 def _phi(x: Any) -> Any:
     n = shape_of(x)[-1]
     mask = np.tril(np.ones((n, n), dtype=dtype_of(x))) - 0.5 * _eye(n, dtype_of(x))
@@ -472,20 +734,18 @@ def _phi(x: Any) -> Any:
 
 
 def _cholesky_jvp(t: Any, ans: Any, a: Any) -> Any:
-    _require_real(a, "cholesky")
     low = ans
-    x = _solve(low, _mT(_solve(low, _sym(t))))  # L^-1 S L^-T (S symmetric)
+    x = _solve(low, _mH(_solve(low, _read_hermitian(t, "L"))))  # L^-1 S L^-H (S Hermitian)
     return matmul(low, _phi(x))
 
 
 def _cholesky_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
-    _require_real(a, "cholesky")
-    low_t = _mT(ans)
+    low_t, low_h = _mT(ans), _mH(ans)
 
     def pullback(ct: Any) -> Any:
         y = _phi(matmul(low_t, ct))
-        z = _mT(_solve(low_t, _mT(_solve(low_t, y))))  # L^-T Y L^-1
-        return _sym(z)
+        z = _mT(_solve(low_h, _mT(_solve(low_t, y))))  # L^-T Y conj(L)^-1
+        return _read_hermitian_transpose(z, "L")
 
     return pullback
 
@@ -497,53 +757,76 @@ defbatch(cholesky_p, _front_rule(cholesky_p))
 
 
 def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
-    """Differentiable ``numpy.linalg.cholesky`` of a symmetric positive-definite ``a``
-    (derivatives symmetrised, see the module notes); ``upper=True`` gives ``L^H``."""
+    """Differentiable ``numpy.linalg.cholesky`` of the Hermitian positive-definite matrix read
+    from the lower triangle of ``a`` (the upper one with ``upper=True``, which returns ``L^H``),
+    real or complex; the derivative is of that function (see the module notes)."""
     a = _operand(a)
     _require_square(a, "cholesky")
-    low = cholesky_p.bind(a)
-    return _mH(low) if upper else low  # type: ignore[no-any-return]
+    if upper:
+        return _mH(cholesky_p.bind(_mH(a)))  # type: ignore[no-any-return]
+    return cholesky_p.bind(a)  # type: ignore[no-any-return]
 
 
-# ---- qr (mode='reduced', m >= n) -----------------------------------------------------------------
-# With B = dA R^-1, C = Q^T B, O = tril(C, -1) - tril(C, -1)^T (skew):
-#   dQ = Q (O - C) + B,  dR = (C - O) R   (Townsend, "Differentiating the QR decomposition").
-# Transposed: M = Q^T GQ - GR R^T, N = tril(M - M^T, -1) - M, ct_A = (GQ + Q N) R^-T.
-def _strict_lower(x: Any) -> Any:
-    n = shape_of(x)[-1]
-    return x * np.tril(np.ones((n, n), dtype=dtype_of(x)), -1)
+# ---- qr (mode='reduced') ------------------------------------------------------------------------
+# Square or tall (m >= n), full column rank, R with LAPACK's real diagonal. With B = dA R^-1,
+# C = Q^H B and Omega = Q^H dQ = L - L^H + i Im(diag C) (L = tril(C, -1); skew-Hermitian):
+#   dQ = Q (Omega - C) + B,  dR = (C - Omega) R   (Townsend, "Differentiating the QR
+# decomposition", with the complex diagonal term). Transposed under Re(sum(a * b)):
+#   M = Q^T GQ - GR R^T, N = tril(M, -1) - tril(M^H, -1) + i Im(diag M) - M,
+#   ct_A = (GQ + conj(Q) N) R^-T.
+# Wide (m < n): A = [X | Y] with X square, and LAPACK's Q is that of X: (Q, U) = qr(X),
+# R = [U | V], V = Q^H Y, so dV = dQ^H Y + Q^H dY; transposed: GQ gains conj(Y GV^T) before
+# the square rule, and ct_Y = conj(Q) GV. X must be non-singular.
+def _imag_diagonal(x: Any) -> Any:
+    """``i Im(diag(x))`` as a diagonal matrix (0 for real ``x``)."""
+    return (x - _conj(x)) * (0.5 * _eye(shape_of(x)[-1], _real_dtype(x)))
 
 
-def _require_tall(a: Any) -> None:
-    m, n = shape_of(a)[-2:]
-    if m < n:
-        raise NotImplementedError(
-            f"tnp.linalg.qr: derivatives need a square or tall matrix (m >= n), got {m} x {n}"
-        )
+def _columns(x: Any, start: int | None, stop: int | None) -> Any:
+    return _indexing.getitem(x, (Ellipsis, slice(start, stop)))
 
 
-def _qr_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
-    _require_real(a, "qr")
-    _require_tall(a)
-    q, r = ans
+def _qr_tall_jvp(t: Any, q: Any, r: Any) -> tuple[Any, Any]:
     b = _mT(_solve(_mT(r), _mT(t)))  # dA R^-1
-    c = matmul(_mT(q), b)
-    low = _strict_lower(c)
-    omega = low - _mT(low)
+    c = matmul(_mH(q), b)
+    low = _triangle(c, "L")
+    omega = low - _mH(low)
+    if _is_complex(c):
+        omega = omega + _imag_diagonal(c)
     return matmul(q, omega - c) + b, matmul(c - omega, r)
 
 
-def _qr_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
-    _require_real(a, "qr")
-    _require_tall(a)
+def _qr_tall_pullback(q: Any, r: Any, ct_q: Any, ct_r: Any) -> Any:
+    m = matmul(_mT(q), ct_q) - matmul(ct_r, _mT(r))
+    n = _triangle(m, "L") - _triangle(_mH(m), "L") - m
+    if _is_complex(m):
+        n = n + _imag_diagonal(m)
+    w = ct_q + matmul(_conj(q), n)
+    return _mT(_solve(r, _mT(w)))  # W R^-T
+
+
+def _qr_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
     q, r = ans
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return _qr_tall_jvp(t, q, r)
+    d_q, d_u = _qr_tall_jvp(_columns(t, None, m), q, _columns(r, None, m))
+    d_v = matmul(_mH(d_q), _columns(a, m, None)) + matmul(_mH(q), _columns(t, m, None))
+    return d_q, _shape.concatenate([d_u, d_v], axis=-1)
+
+
+def _qr_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
+    q, r = ans
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return lambda cts: _qr_tall_pullback(q, r, *cts)
+    u, y = _columns(r, None, m), _columns(a, m, None)
 
     def pullback(cts: Any) -> Any:
         ct_q, ct_r = cts
-        m = matmul(_mT(q), ct_q) - matmul(ct_r, _mT(r))
-        n = _strict_lower(m - _mT(m)) - m
-        w = ct_q + matmul(q, n)
-        return _mT(_solve(r, _mT(w)))  # W R^-T
+        ct_u, ct_v = _columns(ct_r, None, m), _columns(ct_r, m, None)
+        ct_x = _qr_tall_pullback(q, u, ct_q + _conj(matmul(y, _mT(ct_v))), ct_u)
+        return _shape.concatenate([ct_x, matmul(_conj(q), ct_v)], axis=-1)
 
     return pullback
 
@@ -562,9 +845,12 @@ def qr(a: ArrayLike, mode: Literal["r"]) -> Array: ...
 def qr(a: ArrayLike, mode: Literal["raw"]) -> tuple[Array, Array]: ...
 def qr(a: ArrayLike, mode: str = "reduced") -> QRResult | Array | tuple[Array, Array]:
     """Differentiable ``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode='reduced'`` (and
-    ``'complete'`` where it equals ``'reduced'``: ``m <= n``), or ``R`` alone for ``mode='r'``.
-    Derivatives need ``m >= n`` and full column rank; ``Q``'s column signs are LAPACK's
-    (locally constant). ``'raw'`` and a tall ``'complete'`` are NumPy's, for plain arrays."""
+    ``'complete'`` where it equals ``'reduced'``: ``m <= n``), or ``R`` alone for ``mode='r'``;
+    real or complex. Derivatives need full rank: full column rank for ``m >= n``, a
+    non-singular leading ``m x m`` block for a wide ``a``; ``Q``'s column signs (phases) are
+    LAPACK's, with a real diagonal of ``R``, locally constant. ``'raw'`` and a tall
+    ``'complete'`` are NumPy's, for plain arrays (the extra columns of a complete ``Q`` are not
+    unique, hence not differentiable)."""
     a = _operand(a)
     shape = shape_of(a)
     if len(shape) < 2:
@@ -590,25 +876,26 @@ def _plain_mode(mode: str) -> Any:
     return mode
 
 
-# ---- eigh, eigvalsh (symmetric) ------------------------------------------------------------------
-# With S = sym(dA), C = V^T S V, F_ij = 1 / (w_j - w_i): dw = diag(C), dV = V (F * C).
-# Transposed: ct_A = sym(V (diag(Gw) + F * (V^T GV)) V^T).
+# ---- eigh, eigvalsh (symmetric / Hermitian) -------------------------------------------------
+# Of the matrix P(a) read from the ``UPLO`` triangle (see above). With C = V^H P(dA) V and
+# F_ij = 1 / (w_j - w_i): dw = Re(diag C), dV = V (F * C) (eigenvectors kept orthogonal to their
+# own tangent: V^H dV has a zero diagonal). Transposed:
+# ct_A = P^T(conj(V) (diag(Gw) + F * (V^T GV)) V^T).
 def _eigh_jvp(t: Any, ans: Any, a: Any, UPLO: str) -> tuple[Any, Any]:
-    _require_real(a, "eigh")
     w, v = ans
-    c = matmul(_mT(v), matmul(_sym(t), v))
-    return _diagonal(c), matmul(v, _reciprocal_gaps(w) * c)
+    c = matmul(_mH(v), matmul(_read_hermitian(t, UPLO), v))
+    return _real(_diagonal(c)), matmul(v, _reciprocal_gaps(w) * c)
 
 
 def _eigh_vjp(ans: Any, a: Any, UPLO: str) -> Callable[[Any], Any]:
-    _require_real(a, "eigh")
     w, v = ans
     gaps = _reciprocal_gaps(w)
+    v_t, v_conj = _mT(v), _conj(v)
 
     def pullback(cts: Any) -> Any:
         ct_w, ct_v = cts
-        k = _diag_embed(ct_w) + gaps * matmul(_mT(v), ct_v)
-        return _sym(matmul(v, matmul(k, _mT(v))))
+        k = _diag_embed(ct_w) + gaps * matmul(v_t, ct_v)
+        return _read_hermitian_transpose(matmul(v_conj, matmul(k, v_t)), UPLO)
 
     return pullback
 
@@ -622,9 +909,11 @@ defbatch(eigh_p, _front_rule(eigh_p))
 
 
 def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:
-    """Differentiable ``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of a
-    real symmetric ``a``. Eigenvector derivatives need distinct eigenvalues (see the module
-    notes); the derivatives are symmetrised whichever triangle ``UPLO`` names."""
+    """Differentiable ``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of the
+    real symmetric or complex Hermitian matrix NumPy reads from the ``UPLO`` triangle of
+    ``a`` (the derivative is of that function: the other triangle has none). Eigenvector
+    derivatives need distinct eigenvalues, and of complex eigenvectors only gauge-invariant
+    functions are meaningful (see the module notes)."""
     a = _operand(a)
     _require_square(a, "eigh")
     if UPLO not in ("L", "U"):
@@ -633,17 +922,17 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:
     return EighResult(w, v)
 
 
-# dw = diag(V^T dA V) = sum(V * (dA V), axis=-2); transposed: V diag(ct) V^T.
+# dw = Re(diag(V^H P(dA) V)) = Re(sum(conj(V) * (P(dA) V), axis=-2)); transposed:
+# P^T(conj(V) diag(ct) V^T).
 def _eigvalsh_jvp(t: Any, ans: Any, a: Any, UPLO: str) -> Any:
-    _require_real(a, "eigvalsh")
     v = eigh_p.bind(a, UPLO=UPLO)[1]
-    return _reductions.sum(v * matmul(_sym(t), v), axis=-2)
+    return _real(_reductions.sum(_conj(v) * matmul(_read_hermitian(t, UPLO), v), axis=-2))
 
 
 def _eigvalsh_vjp(ans: Any, a: Any, UPLO: str) -> Callable[[Any], Any]:
-    _require_real(a, "eigvalsh")
     v = eigh_p.bind(a, UPLO=UPLO)[1]
-    return lambda ct: matmul(v * _rows(ct), _mT(v))
+    v_t, v_conj = _mT(v), _conj(v)
+    return lambda ct: _read_hermitian_transpose(matmul(v_conj * _rows(ct), v_t), UPLO)
 
 
 eigvalsh_p = Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO))
@@ -653,8 +942,9 @@ defbatch(eigvalsh_p, _front_rule(eigvalsh_p))
 
 
 def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:
-    """Differentiable ``numpy.linalg.eigvalsh`` (derivatives exist where the eigenvalues are
-    distinct; at a repeated eigenvalue any symmetric-part formula is one of many)."""
+    """Differentiable ``numpy.linalg.eigvalsh`` of the matrix read from the ``UPLO`` triangle
+    (real or complex; derivatives exist where the eigenvalues are distinct: at a repeated
+    eigenvalue the formula gives one of the one-sided derivatives)."""
     a = _operand(a)
     _require_square(a, "eigvalsh")
     if UPLO not in ("L", "U"):
@@ -715,42 +1005,44 @@ def eigvals(a: ArrayLike) -> Array:
 
 
 # ---- svd (reduced), svdvals ----------------------------------------------------------------------
-# With dS = U^T dA V, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal (real input):
-#   ds = diag(dS)
-#   dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V S^-1          (second term if m > k)
-#   dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U S^-1        (second term if n > k)
-# Transposed, with J = F * (U^T GU), K = F * (V^T GV):
-#   ct_A = U (diag(Gs) + (J + J^T) S + S (K + K^T)) V^T
-#          + (I - U U^T) GU S^-1 V^T + U S^-1 GV^T (I - V V^T).
+# With P = U^H dA V, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal, S = diag(s):
+#   ds = Re(diag P)
+#   dU = U (F * (P S + S P^H) + i Im(diag P) S^-1) + (I - U U^H) dA V S^-1    (last if m > k)
+#   dV = V (F * (S P + P^H S)) + (I - V V^H) dA^H U S^-1                     (last if n > k)
+# (JAX's gauge: V^H dV has a zero diagonal, U^H dU the imaginary i Im(P_ii) / s_i; for real
+# input that term is 0). Transposed under Re(sum(a * b)), with J = F * (U^T GU),
+# K = F * (V^T GV), GV = GVh^H:
+#   ct_A = conj(U) (diag(Gs) + (J + J^H) S + S (K + K^H) + i Im(diag(U^T GU)) S^-1) V^T
+#          + (GU - conj(U) U^T GU) S^-1 V^T + conj(U) S^-1 (GVh - GVh conj(V) V^T).
 def _svd_gaps(s: Any) -> Any:
     eye = _eye(shape_of(s)[-1], dtype_of(s))
     return 1.0 / ((_rows(s) - _cols(s)) * (_rows(s) + _cols(s)) + eye) - eye
 
 
 def _svd_jvp(t: Any, ans: Any, a: Any, hermitian: bool) -> tuple[Any, Any, Any]:
-    _require_real(a, "svd")
     u, s, vh = ans
-    v = _mT(vh)
+    v = _mH(vh)
     m, n = shape_of(a)[-2:]
     k = shape_of(s)[-1]
     t_v = matmul(t, v)
-    ds_mat = matmul(_mT(u), t_v)
+    p = matmul(_mH(u), t_v)
     f = _svd_gaps(s)
     s_row, s_col = _rows(s), _cols(s)
-    d_u = matmul(u, f * (ds_mat * s_row + s_col * _mT(ds_mat)))
-    d_v = matmul(v, f * (s_col * ds_mat + _mT(ds_mat) * s_row))
+    d_u = matmul(u, f * (p * s_row + s_col * _mH(p)))
+    if _is_complex(p):
+        d_u = d_u + matmul(u, _imag_diagonal(p) / s_row)
+    d_v = matmul(v, f * (s_col * p + _mH(p) * s_row))
     if m > k:
-        d_u = d_u + (t_v - matmul(u, matmul(_mT(u), t_v))) / s_row
+        d_u = d_u + (t_v - matmul(u, matmul(_mH(u), t_v))) / s_row
     if n > k:
-        t_u = matmul(_mT(t), u)
+        t_u = matmul(_mH(t), u)
         d_v = d_v + (t_u - matmul(v, matmul(vh, t_u))) / s_row
-    return d_u, _diagonal(ds_mat), _mT(d_v)
+    return d_u, _real(_diagonal(p)), _mH(d_v)
 
 
 def _svd_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
-    _require_real(a, "svd")
     u, s, vh = ans
-    v = _mT(vh)
+    u_t, u_conj, vh_conj = _mT(u), _conj(u), _conj(vh)  # V^T = conj(Vh)
     m, n = shape_of(a)[-2:]
     k = shape_of(s)[-1]
     f = _svd_gaps(s)
@@ -758,15 +1050,17 @@ def _svd_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
 
     def pullback(cts: Any) -> Any:
         ct_u, ct_s, ct_vh = cts
-        ct_v = _mT(ct_vh)
-        j = f * matmul(_mT(u), ct_u)
-        kk = f * matmul(vh, ct_v)
-        d = _diag_embed(ct_s) + (j + _mT(j)) * s_row + s_col * (kk + _mT(kk))
-        out = matmul(matmul(u, d), vh)
+        u_ct = matmul(u_t, ct_u)
+        j = f * u_ct
+        kk = f * matmul(vh_conj, _mH(ct_vh))
+        d = _diag_embed(ct_s) + (j + _mH(j)) * s_row + s_col * (kk + _mH(kk))
+        if _is_complex(u_ct):
+            d = d + _imag_diagonal(u_ct) / s_row
+        out = matmul(matmul(u_conj, d), vh_conj)
         if m > k:
-            out = out + matmul((ct_u - matmul(u, matmul(_mT(u), ct_u))) / s_row, vh)
+            out = out + matmul((ct_u - matmul(u_conj, u_ct)) / s_row, vh_conj)
         if n > k:
-            out = out + matmul(u, (ct_vh - matmul(matmul(ct_vh, v), vh)) / s_col)
+            out = out + matmul(u_conj, (ct_vh - matmul(matmul(ct_vh, _mT(vh)), vh_conj)) / s_col)
         return out
 
     return pullback
@@ -782,17 +1076,16 @@ defvjp(svd_p, _svd_vjp)
 defbatch(svd_p, _front_rule(svd_p))
 
 
-# ds = diag(U^T dA V) = sum(U * (dA V), axis=-2); transposed: U diag(ct) V^T.
+# ds = Re(diag(U^H dA V)) = Re(sum(conj(U) * (dA V), axis=-2)); transposed: conj(U) diag(ct) V^T.
 def _svdvals_jvp(t: Any, ans: Any, a: Any, hermitian: bool) -> Any:
-    _require_real(a, "svd")
     u, _, vh = svd_p.bind(a, hermitian=hermitian)
-    return _reductions.sum(u * matmul(t, _mT(vh)), axis=-2)
+    return _real(_reductions.sum(_conj(u) * matmul(t, _mH(vh)), axis=-2))
 
 
 def _svdvals_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
-    _require_real(a, "svd")
     u, _, vh = svd_p.bind(a, hermitian=hermitian)
-    return lambda ct: matmul(u * _rows(ct), vh)
+    u_conj, vh_conj = _conj(u), _conj(vh)
+    return lambda ct: matmul(u_conj * _rows(ct), vh_conj)
 
 
 svdvals_p = Primitive(
@@ -821,11 +1114,13 @@ def svd(
 def svd(
     a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
 ) -> SVDResult | Array:
-    """Differentiable ``numpy.linalg.svd``: ``SVDResult(U, S, Vh)``, or ``S`` alone with
-    ``compute_uv=False``. Derivatives of ``U``/``Vh`` need ``full_matrices=False`` (unless
-    ``a`` is square; a traced non-square ``a`` with ``full_matrices=True`` raises) and
-    distinct singular values (non-zero too when ``a`` is not square); ``S`` alone is
-    differentiable wherever its values are distinct and non-zero."""
+    """Differentiable ``numpy.linalg.svd`` of a real or complex ``a``: ``SVDResult(U, S, Vh)``,
+    or ``S`` alone with ``compute_uv=False``. Derivatives of ``U``/``Vh`` need
+    ``full_matrices=False`` (unless ``a`` is square; a traced non-square ``a`` with
+    ``full_matrices=True`` raises) and distinct singular values (non-zero too when ``a`` is
+    not square or complex), and only gauge-invariant functions of them (``U diag(f(S)) Vh``,
+    ``|U|^2``) are meaningful; ``S`` alone is differentiable wherever its values are
+    distinct and non-zero."""
     a = _operand(a)
     shape = shape_of(a)
     if len(shape) < 2:

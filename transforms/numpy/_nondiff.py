@@ -20,9 +20,10 @@ import numpy as np
 from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 
-from . import _shape
-from ._batching import axis_size, elementwise_rule, materialized, reduction_rule, to_front
+from . import _arithmetic, _shape
+from ._batching import axis_size, materialized, reduction_rule, to_front
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._kit import elementwise_nondifferentiable
 
 __all__ = [
     "logical_and",
@@ -66,54 +67,28 @@ def _operand(a: Any) -> Any:
 
 
 # ---- elementwise ----------------------------------------------------------------------------
-def _elementwise(name: str, impl: Callable[..., Any]) -> Primitive:
-    primitive = nondifferentiable(name, impl)
-    defbatch(primitive, elementwise_rule(primitive))
-    return primitive
+def _elementwise(name: str, impl: Callable[..., Any]) -> tuple[Primitive, Callable[..., Array]]:
+    return elementwise_nondifferentiable(name, impl, doc=f"``numpy.{name}`` (no derivative).")
 
 
-def _unary(name: str, impl: Callable[..., Any]) -> tuple[Primitive, Callable[[ArrayLike], Array]]:
-    primitive = _elementwise(name, impl)
-
-    def fn(x: ArrayLike) -> Array:
-        return primitive.bind(_operand(x))  # type: ignore[no-any-return]
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``numpy.{name}`` (no derivative)."
-    return primitive, fn
-
-
-def _binary(
-    name: str, impl: Callable[..., Any]
-) -> tuple[Primitive, Callable[[ArrayLike, ArrayLike], Array]]:
-    primitive = _elementwise(name, impl)
-
-    def fn(x1: ArrayLike, x2: ArrayLike) -> Array:
-        return primitive.bind(_operand(x1), _operand(x2))  # type: ignore[no-any-return]
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``numpy.{name}`` (no derivative)."
-    return primitive, fn
-
-
-logical_and_p, logical_and = _binary("logical_and", np.logical_and)
-logical_or_p, logical_or = _binary("logical_or", np.logical_or)
-logical_xor_p, logical_xor = _binary("logical_xor", np.logical_xor)
-logical_not_p, logical_not = _unary("logical_not", np.logical_not)
-bitwise_and_p, bitwise_and = _binary("bitwise_and", np.bitwise_and)
-bitwise_or_p, bitwise_or = _binary("bitwise_or", np.bitwise_or)
-bitwise_xor_p, bitwise_xor = _binary("bitwise_xor", np.bitwise_xor)
-invert_p, invert = _unary("invert", np.invert)
+logical_and_p, logical_and = _elementwise("logical_and", np.logical_and)
+logical_or_p, logical_or = _elementwise("logical_or", np.logical_or)
+logical_xor_p, logical_xor = _elementwise("logical_xor", np.logical_xor)
+logical_not_p, logical_not = _elementwise("logical_not", np.logical_not)
+bitwise_and_p, bitwise_and = _elementwise("bitwise_and", np.bitwise_and)
+bitwise_or_p, bitwise_or = _elementwise("bitwise_or", np.bitwise_or)
+bitwise_xor_p, bitwise_xor = _elementwise("bitwise_xor", np.bitwise_xor)
+invert_p, invert = _elementwise("invert", np.invert)
 bitwise_not = invert
-isnan_p, isnan = _unary("isnan", np.isnan)
-isinf_p, isinf = _unary("isinf", np.isinf)
-isfinite_p, isfinite = _unary("isfinite", np.isfinite)
-iscomplex_p, iscomplex = _unary("iscomplex", np.iscomplex)
-isreal_p, isreal = _unary("isreal", np.isreal)
+isnan_p, isnan = _elementwise("isnan", np.isnan)
+isinf_p, isinf = _elementwise("isinf", np.isinf)
+isfinite_p, isfinite = _elementwise("isfinite", np.isfinite)
+iscomplex_p, iscomplex = _elementwise("iscomplex", np.iscomplex)
+isreal_p, isreal = _elementwise("isreal", np.isreal)
 # floor_divide is piecewise constant: zero derivative almost everywhere, none at the jumps
-floor_divide_p, floor_divide = _binary("floor_divide", np.floor_divide)
+floor_divide_p, floor_divide = _elementwise("floor_divide", np.floor_divide)
 
-isclose_p = _elementwise(
+isclose_p, _ = elementwise_nondifferentiable(
     "isclose",
     lambda a, b, rtol, atol, equal_nan: np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan),
 )
@@ -407,8 +382,6 @@ def allclose(
 def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> bool:
     """``numpy.array_equal``: a Python bool (a composite of ``equal`` and ``all``); under
     ``vmap`` it refuses (use ``tnp.all(a1 == a2)``)."""
-    from . import _arithmetic
-
     a1, a2 = _operand(a1), _operand(a2)
     if shape_of(a1) != shape_of(a2):
         return False

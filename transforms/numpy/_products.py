@@ -22,10 +22,11 @@ from transforms.core import Array, ArrayLike, Primitive
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
-from ._arithmetic import in_dtype_of, multiply
+from . import _elementwise, _indexing, _reductions, _shape
+from ._arithmetic import multiply
 from ._batching import axis_size, materialized, to_front
 from ._define import dtype_of, ndim_of, shape_of
-from ._shape import array, broadcast_to, reshape, transpose, unbroadcast
+from ._shape import array, broadcast_to, in_dtype_of, reshape, transpose, unbroadcast
 
 __all__ = [
     "matmul",
@@ -193,9 +194,7 @@ def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
             f"vdot: cannot reshape array of size {math.prod(shape_of(a))} into shape {shape_of(b)}"
         )
     if _is_complex(a):
-        from ._elementwise import conj
-
-        a = conj(a)
+        a = _elementwise.conj(a)
     return matmul(reshape(a, (-1,)), reshape(b, (-1,)))
 
 
@@ -234,8 +233,6 @@ def cross(
 ) -> Array:
     """Differentiable ``numpy.cross`` of 3-vectors (and NumPy's deprecated 2-vectors), with
     ``axisa``/``axisb``/``axisc``/``axis``: component products, ``stack``, ``moveaxis``."""
-    from . import _indexing, _shape
-
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = _operands(a, b)
@@ -366,8 +363,6 @@ def _parse_einsum(subscripts: str, ndims: Sequence[int]) -> tuple[list[Labels], 
 
 def _take_diagonals(x: Any, labels: Labels) -> tuple[Any, Labels]:
     """Repeated labels of one operand: keep the diagonal (``'ii->i'``)."""
-    from . import _indexing, _shape
-
     while len(set(labels)) != len(labels):
         lab = next(lab for lab in labels if labels.count(lab) > 1)
         positions = [i for i, l2 in enumerate(labels) if l2 == lab][:2]
@@ -387,8 +382,6 @@ def _take_diagonals(x: Any, labels: Labels) -> tuple[Any, Labels]:
 
 
 def _sum_out(x: Any, labels: Labels, keep: set[int]) -> tuple[Any, Labels]:
-    from . import _reductions
-
     axes = tuple(i for i, lab in enumerate(labels) if lab not in keep)
     if not axes:
         return x, labels
@@ -460,8 +453,6 @@ def einsum(*operands: Any, out: None = None, optimize: Any = False, **kwargs: An
     accepted and ignored (the pairwise order is already matmul-based); ``dtype``/``casting``
     are applied to the operands first (``astype``).
     """
-    from . import _shape
-
     if out is not None:
         raise TypeError("tnp.einsum: out= is not supported (arrays are values)")
     del optimize

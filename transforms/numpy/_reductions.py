@@ -29,7 +29,7 @@ from transforms.core import Array, ArrayLike, Primitive, concrete
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 
-from . import _indexing, _shape
+from . import _arithmetic, _elementwise, _indexing, _nondiff, _shape
 from ._batching import reduction_rule, to_front
 from ._define import dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
 
@@ -314,9 +314,7 @@ def _abs2(d: Any) -> Any:
     complex ``d`` (real, as NumPy's ``var`` of complex data)."""
     if not np.issubdtype(dtype_of(d), np.complexfloating):
         return d * d
-    import transforms.numpy as tnp  # conj/real live in the elementwise family
-
-    return tnp.real(d * tnp.conj(d))
+    return _elementwise.real(d * _elementwise.conj(d))
 
 
 def _inexact(a: Any, dtype: Any) -> Any:
@@ -370,12 +368,10 @@ def _safe_sqrt(v: Any) -> Any:
     any order, and a NaN variance whose tangent is 0 (``nanstd`` of an all-NaN group) keeps
     a zero derivative.
     """
-    from . import _arithmetic, _elementwise
-
     positive = _arithmetic.greater(v, 0)
-    root = _elementwise.sqrt(_arithmetic.where(positive, v, 1))
-    rest = _arithmetic.where(_arithmetic.equal(v, 0), 0, v)
-    return _arithmetic.where(positive, root, rest)
+    root = _elementwise.sqrt(_shape.where(positive, v, 1))
+    rest = _shape.where(_arithmetic.equal(v, 0), 0, v)
+    return _shape.where(positive, root, rest)
 
 
 def std(
@@ -512,8 +508,6 @@ def logsumexp(
     factors, broadcast against ``a``) is differentiable too. With ``return_sign=True``,
     returns ``(log|s|, sign(s))``; otherwise a negative ``s`` gives NaN. Real inputs.
     """
-    from . import _arithmetic, _elementwise, _nondiff
-
     a = _operand(a)
     if b is not None:
         b = _operand(b)
@@ -521,7 +515,7 @@ def logsumexp(
         a = _shape.broadcast_to(a, target)
     axes = normalize_axes(axis, len(shape_of(a)))
     m = max(a, axes, keepdims=True)
-    m = _arithmetic.where(_nondiff.isfinite(m), m, 0)
+    m = _shape.where(_nondiff.isfinite(m), m, 0)
     e = _elementwise.exp(a - m)
     if b is not None:
         e = e * b
@@ -537,18 +531,14 @@ def logsumexp(
 def _nan_filled(a: Any, fill: float) -> tuple[Any, Any]:
     """``a`` with NaNs replaced by ``fill`` (by ``where``: no derivative reaches them), and
     the NaN mask; ``None`` mask for integer/bool data, which holds no NaN."""
-    from . import _arithmetic, _nondiff
-
     if not np.issubdtype(dtype_of(a), np.inexact):
         return a, None
     mask = _nondiff.isnan(a)
-    return _arithmetic.where(mask, fill, a), mask
+    return _shape.where(mask, fill, a), mask
 
 
 def _nan_count(a: Any, mask: Any, axes: tuple[int, ...], keepdims: bool, dtype: Any) -> Any:
     """The number of non-NaN elements of each group, in the (floating) ``dtype``."""
-    from . import _nondiff
-
     if mask is None:
         return _group_size(shape_of(a), axes)
     present = _shape.astype(_nondiff.logical_not(mask), np.intp)
@@ -589,17 +579,13 @@ def nanmean(
 
 def _divide_by_count(total: Any, count: Any, mask: Any) -> Any:
     """``total / count``, NaN (with zero derivative, and no warning) where ``count <= 0``."""
-    from . import _arithmetic
-
     if mask is None:  # a plain count of every element
         return total / (count if count > 0 else 0)
     positive = _arithmetic.greater(count, 0)
-    return _arithmetic.where(positive, total / _arithmetic.where(positive, count, 1), np.nan)
+    return _shape.where(positive, total / _shape.where(positive, count, 1), np.nan)
 
 
 def _nan_extremum(reduce: Any, fill: float, a: Any, axis: Axis, keepdims: bool) -> Any:
-    from . import _arithmetic, _nondiff
-
     a = _operand(a)
     filled, mask = _nan_filled(a, fill)
     result = reduce(filled, axis, keepdims=keepdims)
@@ -607,7 +593,7 @@ def _nan_extremum(reduce: Any, fill: float, a: Any, axis: Axis, keepdims: bool) 
         return result
     axes = normalize_axes(axis, len(shape_of(a)))
     all_nan = _nondiff.all(mask, axes, keepdims=keepdims)
-    return _arithmetic.where(all_nan, np.nan, result)
+    return _shape.where(all_nan, np.nan, result)
 
 
 def nanmax(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
@@ -636,8 +622,6 @@ def nanvar(
 ) -> Array:
     """Differentiable ``numpy.nanvar`` (a composite, like ``var`` over the non-NaN elements;
     a group with no more than ``ddof`` of them gives NaN, as in NumPy)."""
-    from . import _arithmetic
-
     reject_out("nanvar", out)
     a = _inexact(_operand(a), dtype)
     filled, mask = _nan_filled(a, 0)
@@ -645,7 +629,7 @@ def nanvar(
     count = _nan_count(a, mask, axes, True, dtype_of(filled))
     d = filled - _divide_by_count(sum(filled, axes, keepdims=True), count, mask)
     if mask is not None:
-        d = _arithmetic.where(mask, 0, d)
+        d = _shape.where(mask, 0, d)
     squares = sum(_abs2(d), axes, keepdims=keepdims)
     dof = count - _ddof(ddof, correction)
     if not keepdims and mask is not None:

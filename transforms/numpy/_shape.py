@@ -19,7 +19,7 @@ from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 
-from . import _batching, _elementwise, _indexing, _reductions
+from . import _batching
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "astype",
     "zeros_like",
     "ones_like",
+    "where",
 ]
 
 
@@ -176,7 +177,7 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
         lead + i for i, n in enumerate(shape) if n == 1 and ct_shape[lead + i] != 1
     )
     if axes:
-        ct = _reductions.sum(ct, axis=axes)
+        ct = ct.sum(axis=axes)  # an array's or a tracer's (a differentiable sum)
     return reshape(ct, shape)
 
 
@@ -220,7 +221,7 @@ defjvp_joint(stack_p, lambda ts, ans, *xs, axis: stack_p.bind(*_fill_zeros(ts, x
 def _stack_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[Any], Any]:
     index = (slice(None),) * axis + (argnum,)
     dtype = dtype_of(xs[argnum])
-    return lambda ct: _cast_back(_indexing.getitem(ct, index), dtype)
+    return lambda ct: _cast_back(ct[index], dtype)
 
 
 def _cast_back(ct: Any, dtype: np.dtype[Any]) -> Any:
@@ -231,7 +232,7 @@ def _cast_back(ct: Any, dtype: np.dtype[Any]) -> Any:
     if np.issubdtype(dtype_of(ct), np.complexfloating) and not np.issubdtype(
         dtype, np.complexfloating
     ):
-        ct = _elementwise.real(ct)
+        ct = ct.real
     return ct if dtype_of(ct) == dtype else astype(ct, dtype)
 
 
@@ -265,7 +266,7 @@ def _concatenate_vjp(argnum: int, ans: Any, *xs: Any, axis: int) -> Callable[[An
     start = sum(shape_of(x)[axis] for x in xs[:argnum])
     index = (slice(None),) * axis + (slice(start, start + shape_of(xs[argnum])[axis]),)
     dtype = dtype_of(xs[argnum])
-    return lambda ct: _cast_back(_indexing.getitem(ct, index), dtype)
+    return lambda ct: _cast_back(ct[index], dtype)
 
 
 defvjp_argnum(concatenate_p, _concatenate_vjp)
@@ -324,7 +325,7 @@ def _astype_vjp(ans: Any, x: Any, dtype: Any) -> Callable[[Any], Any]:
     transpose of the real-to-complex embedding under the pairing Re(sum(a * b)))."""
     real_input = not np.issubdtype(dtype_of(x), np.complexfloating)
     if real_input and np.issubdtype(np.dtype(dtype), np.complexfloating):
-        return lambda ct: astype_p.bind(_elementwise.real(ct), dtype=dtype_of(x))
+        return lambda ct: astype_p.bind(ct.real, dtype=dtype_of(x))
     return lambda ct: astype_p.bind(ct, dtype=dtype_of(x))
 
 
@@ -361,3 +362,62 @@ def zeros_like(a: ArrayLike, dtype: Any = None) -> Array:
 def ones_like(a: ArrayLike, dtype: Any = None) -> Array:
     """``numpy.ones_like``: a constant (no derivative flows through it)."""
     return ones_like_p.bind(_as_operand(a), dtype=dtype)  # type: ignore[no-any-return]
+
+
+# ---- broadcasting and dtypes in rules: every family's tangents and cotangents ---------------
+def cast_to(x: Any, dtype: np.dtype[Any]) -> Any:
+    """``x`` as ``dtype`` (if inexact), differentiably: complex to real keeps the real part;
+    real to complex adds ``0j`` (an ``add``, whose VJP takes the real part back)."""
+    have = dtype_of(x)
+    if have == dtype or dtype.kind not in "fc":
+        return x
+    if have.kind == "c" and dtype.kind != "c":
+        x = x.real
+    elif dtype.kind == "c" and have.kind != "c":
+        x = x + 0j
+    return x if dtype_of(x) == dtype else astype(x, dtype)
+
+
+def in_dtype_of(operand: Any, ans: Any, pullback: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``pullback`` returning its cotangent in ``operand``'s dtype (the cotangent contract)
+    when the primitive's result has another: the real part for a real operand of a complex
+    result, float32 for a float32 operand of a float64 one. Decided once, at forward time."""
+    dtype = dtype_of(operand)
+    if dtype == dtype_of(ans):
+        return pullback
+    return lambda ct: cast_to(pullback(ct), dtype)
+
+
+def to_output(term: Any, ans: Any) -> Any:
+    """A one-operand tangent term with the output's shape and dtype."""
+    shape = shape_of(ans)
+    term = term if shape_of(term) == shape else broadcast_to(term, shape)
+    return cast_to(term, dtype_of(ans))
+
+
+def to_operand(ct: Any, operand: Any) -> Any:
+    """A cotangent summed back to the operand's shape, with the operand's dtype."""
+    return cast_to(unbroadcast(ct, shape_of(operand)), dtype_of(operand))
+
+
+# ---- where: the condition is a parameter-like operand with no derivative ------------------
+where_p = Primitive("where", np.where)
+defbatch(where_p, _batching.elementwise_rule(where_p))
+defjvp(
+    where_p,
+    None,
+    lambda t, ans, c, x, y: to_output(where(c, t, 0), ans),
+    lambda t, ans, c, x, y: to_output(where(c, 0, t), ans),
+)
+defvjp(
+    where_p,
+    None,
+    lambda ans, c, x, y: lambda ct: to_operand(where(c, ct, 0), x),
+    lambda ans, c, x, y: lambda ct: to_operand(where(c, 0, ct), y),
+)
+
+
+def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
+    """Differentiable three-argument ``numpy.where`` (the condition carries no derivative)."""
+    c, a, b = (_as_operand(v) for v in (condition, x, y))
+    return where_p.bind(c, a, b)  # type: ignore[no-any-return]
