@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import assert_type
 
 import numpy as np
+import numpy.typing as npt
 
 import transforms as T
 import transforms.numpy as tnp
@@ -24,14 +25,14 @@ def loss_aux(w: Array, x: Array) -> tuple[Array, dict[str, Array]]:
     return tnp.sum(y**2), {"y": y}
 
 
-w = np.ones(3)
-x = np.ones((4, 3))
+w: npt.NDArray[np.float64] = np.ones(3)
+x: npt.NDArray[np.float64] = np.ones((4, 3))
 
 # grad keeps the parameters and returns the differentiated argument's type
 assert_type(T.grad(loss)(w, x), Array)
 assert_type(T.grad(loss_aux, has_aux=True)(w, x), tuple[Array, dict[str, Array]])
 assert_type(T.grad(loss, argnums=1)(w, x), Array)
-assert_type(T.grad(loss, argnums=(0, 1))(w, x), tuple[Array, ...])
+assert_type(T.grad(loss, argnums=(0, 1))(w, x), tuple[Array, Array])
 assert_type(T.value_and_grad(loss)(w, x), tuple[Array, Array])
 assert_type(
     T.value_and_grad(loss_aux, has_aux=True)(w, x),
@@ -59,7 +60,7 @@ out, t_out = T.jvp(tnp.sin, (w,), (w,))
 assert_type(out, Array)
 y, pullback = T.vjp(loss, w, x)
 assert_type(y, Array)
-assert_type(pullback(np.ones(())), tuple[Array, ...])
+assert_type(pullback(np.ones(())), tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]])
 
 
 # custom rules keep the function's signature

@@ -8,19 +8,26 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar, overload
+from typing import Any, Concatenate, Literal, ParamSpec, TypeAlias, TypeVar, TypeVarTuple, overload
 
-from transforms.core import Array, ArrayLike
+from transforms.core import Array
 from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 
-from ._args import check_input_dtypes, check_output_dtype, normalize_argnums, partial_of
+from ._args import (
+    ArrayFunction1,
+    ArrayFunction2,
+    ArrayFunction3,
+    Leaf,
+    check_input_dtypes,
+    check_output_dtype,
+    normalize_argnums,
+    partial_of,
+    show_typed_signature,
+)
 from ._core_transforms import jvp_flat, vjp_flat
 
 __all__ = [
-    "GradAuxDecorator",
-    "GradDecorator",
-    "GradTupleDecorator",
     "Pullback",
     "grad",
     "hvp",
@@ -30,46 +37,58 @@ __all__ = [
 ]
 
 P = ParamSpec("P")
-A = TypeVar("A")
+Ts = TypeVarTuple("Ts")
+A0 = TypeVar("A0")
+A1 = TypeVar("A1")
+A2 = TypeVar("A2")
 Aux = TypeVar("Aux")
 Out = TypeVar("Out")
 
-
-class Pullback(Protocol):
-    """The function returned by ``vjp``: output cotangent -> tuple of input cotangents.
-
-    The cotangent has the output's structure, shapes and dtypes; each input cotangent has
-    its primal's (a pytree primal gives a pytree, typed here as ``Array``).
-    """
-
-    def __call__(self, ct: object, /) -> tuple[Array, ...]: ...
+#: What ``vjp`` returns beside the output: output cotangent -> one cotangent per primal,
+#: each of its primal's type (``Pullback[Array, Params, Array]``).
+Pullback: TypeAlias = Callable[[Out], tuple[*Ts]]
 
 
 @overload
 def jvp(
+    fun: Callable[[*Ts], Out],
+    primals: tuple[*Ts],
+    tangents: tuple[*Ts],
+    has_aux: Literal[False] = False,
+) -> tuple[Out, Out]: ...
+@overload
+def jvp(
+    fun: Callable[[*Ts], tuple[Out, Aux]],
+    primals: tuple[*Ts],
+    tangents: tuple[*Ts],
+    has_aux: Literal[True],
+) -> tuple[Out, Out, Aux]: ...
+@overload
+def jvp(
     fun: Callable[..., Out],
-    primals: Sequence[ArrayLike],
-    tangents: Sequence[ArrayLike],
+    primals: list[Any],
+    tangents: list[Any],
     has_aux: Literal[False] = False,
 ) -> tuple[Out, Out]: ...
 @overload
 def jvp(
     fun: Callable[..., tuple[Out, Aux]],
-    primals: Sequence[ArrayLike],
-    tangents: Sequence[ArrayLike],
+    primals: list[Any],
+    tangents: list[Any],
     has_aux: Literal[True],
 ) -> tuple[Out, Out, Aux]: ...
+@show_typed_signature
 def jvp(
     fun: Callable[..., Any],
-    primals: Sequence[ArrayLike],
-    tangents: Sequence[ArrayLike],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
     has_aux: bool = False,
 ) -> tuple[Any, ...]:
     """Forward mode: ``fun``'s value at ``primals`` and its derivative along ``tangents``.
 
     Args:
         fun: function of ``len(primals)`` positional array (pytree) arguments.
-        primals: a tuple or list of the arguments.
+        primals: a tuple (typed argument by argument against ``fun``) or a list of them.
         tangents: same structure, shapes and dtypes as ``primals``.
         has_aux: ``fun`` returns ``(out, aux)``; ``aux`` is passed through undifferentiated.
 
@@ -98,18 +117,19 @@ def jvp(
 
 @overload
 def vjp(
-    fun: Callable[..., Out], *primals: ArrayLike, has_aux: Literal[False] = False
-) -> tuple[Out, Pullback]: ...
+    fun: Callable[[*Ts], Out], *primals: *Ts, has_aux: Literal[False] = False
+) -> tuple[Out, Pullback[Out, *Ts]]: ...
 @overload
 def vjp(
-    fun: Callable[..., tuple[Out, Aux]], *primals: ArrayLike, has_aux: Literal[True]
-) -> tuple[Out, Pullback, Aux]: ...
-def vjp(fun: Callable[..., Any], *primals: ArrayLike, has_aux: bool = False) -> tuple[Any, ...]:
+    fun: Callable[[*Ts], tuple[Out, Aux]], *primals: *Ts, has_aux: Literal[True]
+) -> tuple[Out, Pullback[Out, *Ts], Aux]: ...
+@show_typed_signature
+def vjp(fun: Callable[[*Ts], Any], *primals: *Ts, has_aux: bool = False) -> tuple[Any, ...]:
     """Reverse mode: ``fun``'s value at ``primals`` and its pullback.
 
-    The pullback maps a cotangent of the output to the tuple of cotangents of ``primals``.
-    It can be called many times, after ``vjp`` has returned, and under other transforms
-    (it is itself differentiable).
+    The pullback maps a cotangent of the output to the tuple of cotangents of ``primals``
+    (each of its primal's structure, shapes and dtypes). It can be called many times, after
+    ``vjp`` has returned, and under other transforms (it is itself differentiable).
 
     Example:
         >>> import transforms as T
@@ -160,81 +180,504 @@ def _value_and_grad(
     return value_and_grad_fun
 
 
-class GradDecorator(Protocol):
-    """What ``grad(argnums=...)`` returns: a decorator from a scalar function to its gradient."""
-
-    def __call__(self, fun: Callable[P, ArrayLike], /) -> Callable[P, Array]: ...
-
-
-class GradTupleDecorator(Protocol):
-    """What ``grad(argnums=(i, j, ...))`` returns."""
-
-    def __call__(self, fun: Callable[P, ArrayLike], /) -> Callable[P, tuple[Array, ...]]: ...
-
-
-class GradAuxDecorator(Protocol):
-    """What ``grad(has_aux=True)`` returns."""
-
-    def __call__(
-        self, fun: Callable[P, tuple[ArrayLike, Aux]], /
-    ) -> Callable[P, tuple[Array, Aux]]: ...
-
-
+# begin generated overloads: grad_decorator (python -m tools.overloads)
 @overload
 def grad(
     fun: None = None,
     *,
-    argnums: int = 0,
-    has_aux: Literal[False] = False,
-    holomorphic: bool = False,
-) -> GradDecorator: ...
-@overload
-def grad(
-    fun: None = None,
-    *,
-    argnums: Sequence[int],
-    has_aux: Literal[False] = False,
-    holomorphic: bool = False,
-) -> GradTupleDecorator: ...
-@overload
-def grad(
-    fun: None = None,
-    *,
-    argnums: int = 0,
-    has_aux: Literal[True],
-    holomorphic: bool = False,
-) -> GradAuxDecorator: ...
-@overload
-def grad(  # type: ignore[overload-overlap]
-    fun: Callable[Concatenate[A, P], ArrayLike],
     argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
-) -> Callable[Concatenate[A, P], A]: ...
+) -> Callable[[Callable[Concatenate[A0, P], Leaf]], Callable[Concatenate[A0, P], A0]]: ...
 @overload
 def grad(
-    fun: Callable[Concatenate[A, P], tuple[ArrayLike, Aux]],
+    fun: None = None,
+    *,
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[[Callable[Concatenate[A0, A1, P], Leaf]], Callable[Concatenate[A0, A1, P], A1]]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], Leaf]], Callable[Concatenate[A0, A1, A2, P], A2]
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[[Callable[Concatenate[A0, P], Leaf]], Callable[Concatenate[A0, P], tuple[A0]]]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, P], Leaf]], Callable[Concatenate[A0, A1, P], tuple[A1]]
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], Leaf]], Callable[Concatenate[A0, A1, A2, P], tuple[A2]]
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, P], Leaf]], Callable[Concatenate[A0, A1, P], tuple[A0, A1]]
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], Leaf]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], Leaf]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], Leaf]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]],
+]: ...
+@overload
+def grad(
+    fun: None = None, *, argnums: Literal[0] = 0, has_aux: Literal[True], holomorphic: bool = False
+) -> Callable[
+    [Callable[Concatenate[A0, P], tuple[Leaf, Aux]]], Callable[Concatenate[A0, P], tuple[A0, Aux]]
+]: ...
+@overload
+def grad(
+    fun: None = None, *, argnums: Literal[1], has_aux: Literal[True], holomorphic: bool = False
+) -> Callable[
+    [Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, P], tuple[A1, Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None, *, argnums: Literal[2], has_aux: Literal[True], holomorphic: bool = False
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[
+    [Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]]],
+    Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A1, A2], Aux]],
+]: ...
+@overload
+def grad(
+    fun: None = None,
+    *,
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[[Callable[P, Leaf | tuple[Leaf, Any]]], Callable[P, Any]]: ...
+# end generated overloads: grad_decorator (python -m tools.overloads)
+# begin generated overloads: grad (python -m tools.overloads)
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, Array]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, P], Leaf],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, P], A0]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, Array]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], A1]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, Array]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], A2]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, P], tuple[A0]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[A1]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[A0, A1]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Array, Array, Array]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
     argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
     holomorphic: bool = False,
-) -> Callable[Concatenate[A, P], tuple[A, Aux]]: ...
+) -> ArrayFunction1[Leaf, P, tuple[Array, Aux]]: ...
 @overload
 def grad(
-    fun: Callable[P, ArrayLike],
-    argnums: int,
-    has_aux: Literal[False] = False,
+    fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
     holomorphic: bool = False,
-) -> Callable[P, Array]: ...
+) -> Callable[Concatenate[A0, P], tuple[A0, Aux]]: ...
 @overload
 def grad(
-    fun: Callable[P, ArrayLike],
-    argnums: Sequence[int],
-    has_aux: Literal[False] = False,
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
     holomorphic: bool = False,
-) -> Callable[P, tuple[Array, ...]]: ...
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
 def grad(
-    fun: Callable[..., Any] | None = None,
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[A1, Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Array, Array, Array], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A1, A2], Aux]]: ...
+@overload
+def grad(
+    fun: Callable[P, Leaf | tuple[Leaf, Any]],
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, Any]: ...
+# end generated overloads: grad (python -m tools.overloads)
+@show_typed_signature
+def grad(
+    fun: Callable[P, Any] | None = None,
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
@@ -247,6 +690,12 @@ def grad(
     must be real (complex inputs follow JAX's convention, see the README).
 
     Called without ``fun``, it is a decorator: ``@grad(argnums=1)``.
+
+    Typed forms (the overloads): the returned function takes ``fun``'s parameters; for a
+    literal ``argnums`` (an int or an increasing tuple of positions 0 to 2) its result is
+    the differentiated argument's type (``grad(loss)(params, x)`` is a ``Params``), a tuple
+    of them, or with ``has_aux=True`` the pair ``(gradient, aux)`` with the aux's own type.
+    Any other ``argnums`` keeps the parameters and types the result ``Any``.
 
     Example:
         >>> import numpy as np
@@ -269,41 +718,308 @@ def grad(
     return grad_fun
 
 
+# begin generated overloads: value_and_grad (python -m tools.overloads)
 @overload
-def value_and_grad(  # type: ignore[overload-overlap]
-    fun: Callable[Concatenate[A, P], Out],
+def value_and_grad(
+    fun: Callable[Concatenate[Array, P], Out],
     argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
-) -> Callable[Concatenate[A, P], tuple[Out, A]]: ...
+) -> ArrayFunction1[Leaf, P, tuple[Out, Array]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[Concatenate[A, P], tuple[Out, Aux]],
+    fun: Callable[Concatenate[A0, P], Out],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, P], tuple[Out, A0]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], Out],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Out, Array]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, P], Out],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[Out, A1]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Out, Array]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Out],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, A2]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, P], Out],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[Out, tuple[Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, P], Out],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, P], tuple[Out, tuple[A0]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], Out],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Out, tuple[Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, P], Out],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[Out, tuple[A1]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Out, tuple[Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Out],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], Out],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Out, tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, P], Out],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[Out, tuple[A0, A1]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Out, tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Out],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A0, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Out, tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Out],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A1, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], Out],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Out, tuple[Array, Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], Out],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[Out, tuple[A0, A1, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, P], tuple[Out, Aux]],
     argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
     holomorphic: bool = False,
-) -> Callable[Concatenate[A, P], tuple[tuple[Out, Aux], A]]: ...
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Out, Aux], Array]]: ...
 @overload
 def value_and_grad(
-    fun: Callable[P, Out], argnums: int, has_aux: Literal[False] = False, holomorphic: bool = False
-) -> Callable[P, tuple[Out, Array]]: ...
-@overload
-def value_and_grad(
-    fun: Callable[P, Out],
-    argnums: Sequence[int],
-    has_aux: Literal[False] = False,
+    fun: Callable[Concatenate[A0, P], tuple[Out, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
     holomorphic: bool = False,
-) -> Callable[P, tuple[Out, tuple[Array, ...]]]: ...
+) -> Callable[Concatenate[A0, P], tuple[tuple[Out, Aux], A0]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Out, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Out, Aux], Array]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Out, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[Out, Aux], A1]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Out, Aux], Array]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], A2]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Out, Aux], tuple[Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, P], tuple[tuple[Out, Aux], tuple[A0]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Out, Aux], tuple[Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[Out, Aux], tuple[A1]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Out, Aux], tuple[Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[Out, Aux], tuple[A0, A1]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A0, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A1, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Out, Aux], tuple[Array, Array, Array]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Out, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[Out, Aux], tuple[A0, A1, A2]]]: ...
+@overload
+def value_and_grad(
+    fun: Callable[P, Leaf | tuple[Leaf, Any]],
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, Any]: ...
+# end generated overloads: value_and_grad (python -m tools.overloads)
+@show_typed_signature
 def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-) -> Callable[..., Any]:
+) -> Any:
     """Like ``grad``, but returns ``(value, gradient)`` from one forward pass.
 
-    With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX.
+    With ``has_aux=True`` the value is the pair ``(out, aux)``, as in JAX. Typed like
+    ``grad``: the value has ``fun``'s return type, the gradient its argument's.
 
     Example:
         >>> import numpy as np
@@ -315,9 +1031,18 @@ def value_and_grad(
     return _value_and_grad(fun, argnums, has_aux, "value_and_grad", holomorphic)
 
 
+@overload
 def hvp(
-    fun: Callable[..., ArrayLike], primals: Sequence[ArrayLike], tangents: Sequence[ArrayLike]
-) -> tuple[Array, tuple[Array, ...]]:
+    fun: Callable[[*Ts], Leaf], primals: tuple[*Ts], tangents: tuple[*Ts]
+) -> tuple[Array, tuple[*Ts]]: ...
+@overload
+def hvp(
+    fun: Callable[..., Leaf], primals: list[Any], tangents: list[Any]
+) -> tuple[Array, tuple[Any, ...]]: ...
+@show_typed_signature
+def hvp(
+    fun: Callable[..., Leaf], primals: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[Array, tuple[Any, ...]]:
     """Hessian-vector product of a scalar ``fun``: reverse over forward, the gradient of the
     directional derivative ``<grad fun, tangents>`` (one ``jvp`` inside one ``grad``).
 
@@ -326,7 +1051,8 @@ def hvp(
     product with ``A`` fewer, three in all, as in the closed form.
 
     Returns:
-        ``(fun(*primals), H @ tangents)``, the product as a tuple with one entry per primal.
+        ``(fun(*primals), H @ tangents)``: the value as a 0-d array, and the product as a
+        tuple with one entry per primal, each of its primal's structure.
 
     Example:
         >>> import numpy as np
@@ -339,7 +1065,7 @@ def hvp(
     positions = tuple(range(len(primals)))
 
     def directional(*xs: Any) -> tuple[Any, Any]:
-        value, slope = jvp(fun, xs, tangents)
+        value, slope = jvp(fun, xs, tuple(tangents))
         return slope, value  # differentiate the slope; carry the value along as aux
 
     (_, value), products = _value_and_grad(directional, positions, True, "hvp")(*primals)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
-from transforms.core import Tracer
+from transforms.core import Array, Scalar, Tracer
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._define import dtype_of
 
 __all__ = [
+    "ArrayFunction1",
+    "ArrayFunction2",
+    "ArrayFunction3",
+    "Leaf",
+    "show_typed_signature",
     "normalize_argnums",
     "partial_of",
     "flatten_inputs",
@@ -20,6 +27,58 @@ __all__ = [
     "check_input_dtypes",
     "check_output_dtype",
 ]
+
+#: One array (or number): what a differentiated function returns, and what its output must
+#: be for a Jacobian to have its argument's type.
+Leaf: TypeAlias = Array | Scalar
+
+P = ParamSpec("P")
+R_co = TypeVar("R_co", covariant=True)
+X0 = TypeVar("X0", contravariant=True)
+X1 = TypeVar("X1", contravariant=True)
+X2 = TypeVar("X2", contravariant=True)
+
+
+class ArrayFunction1(Protocol[X0, P, R_co]):
+    """What a transform of a function of arrays returns: ``(x0, *P) -> R_co``.
+
+    The transforms' first overloads take ``Callable[Concatenate[Array, ..., P], ...]``, so
+    that a lambda's parameters are typed ``Array`` (pyright); a differentiated one may then
+    be a number too (``Leaf``: the transform makes it an array). They return these Protocols
+    rather than a ``Callable`` because mypy, which sees a lambda as untyped, then falls back
+    to ``Any`` instead of an untyped callable that ``--strict`` refuses to call.
+    """
+
+    def __call__(self, x0: X0, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+class ArrayFunction2(Protocol[X0, X1, P, R_co]):
+    """``(x0, x1, *P) -> R_co``, as ``ArrayFunction1``."""
+
+    def __call__(self, x0: X0, x1: X1, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+class ArrayFunction3(Protocol[X0, X1, X2, P, R_co]):
+    """``(x0, x1, x2, *P) -> R_co``, as ``ArrayFunction1``."""
+
+    def __call__(self, x0: X0, x1: X1, x2: X2, /, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def show_typed_signature(fun: F) -> F:
+    """Give ``fun`` (an overloaded transform) the signature of its main typed form, the
+    first overload that takes a function and is not the lambda form, so that ``help()`` and
+    ``inspect.signature`` show what a checker sees, not the implementation's ``Any``s. The
+    other forms are ``typing.get_overloads(fun)``."""
+    for overload in typing.get_overloads(fun):
+        signature = inspect.signature(overload)
+        first = next(iter(signature.parameters.values()))
+        if first.annotation != "None" and "ArrayFunction" not in signature.return_annotation:
+            fun.__dict__["__signature__"] = signature
+            return fun
+    raise TypeError(f"{fun.__name__} has no typed overload to show")
 
 
 def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) -> tuple[int, ...]:
@@ -56,7 +115,7 @@ def partial_of(
 
 def flatten_inputs(
     primals: Sequence[Any], transform: str, positions: Sequence[int] | None = None
-) -> tuple[list[Any], PyTreeDef]:
+) -> tuple[list[Any], PyTreeDef[Any]]:
     """The checked leaves of the arguments to differentiate, and their structure.
 
     ``positions`` are the arguments' positions in the user's call (``argnums``), so that an

@@ -9,7 +9,7 @@ functions themselves (``t -> jvp(f)``, ``ct -> vjp(f)``), so every nesting is ex
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -17,7 +17,10 @@ from transforms.core.tree_util import tree_flatten, tree_map
 
 from ._core_transforms import jvp_flat, vjp_flat
 
-__all__ = ["check_grads"]
+__all__ = ["Mode", "check_grads"]
+
+#: A differentiation mode to check: forward (``jvp``) or reverse (``vjp``).
+Mode: TypeAlias = Literal["fwd", "rev"]
 
 _TOLERANCE = {np.dtype(np.float32): 2e-3, np.dtype(np.float64): 1e-5}
 
@@ -65,7 +68,7 @@ def check_grads(
     fun: Callable[..., object],
     args: Sequence[object],
     order: int = 2,
-    modes: Sequence[str] = ("fwd", "rev"),
+    modes: Mode | Sequence[Mode] = ("fwd", "rev"),
     atol: float | None = None,
     rtol: float | None = None,
     eps: float | None = None,
@@ -77,7 +80,7 @@ def check_grads(
         fun: function of the positional ``args`` (arrays or pytrees of them).
         args: the point to check at.
         order: highest derivative order to check.
-        modes: any of ``"fwd"`` and ``"rev"``.
+        modes: ``"fwd"``, ``"rev"``, or a sequence of them.
         atol: absolute tolerance (default by dtype: 1e-5 for float64, 2e-3 for float32).
         rtol: relative tolerance (the same defaults).
         eps: finite-difference step (default 1e-4 for float64, 1e-2 for float32).
@@ -93,6 +96,7 @@ def check_grads(
             ...
         AssertionError: check_grads: jvp vs finite differences disagrees ...
     """
+    modes = (modes,) if isinstance(modes, str) else tuple(modes)
     unknown = set(modes) - {"fwd", "rev"}
     if unknown:
         raise ValueError(f"check_grads: unknown mode(s) {sorted(unknown)}; use 'fwd' and/or 'rev'")

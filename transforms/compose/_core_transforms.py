@@ -26,9 +26,10 @@ __all__ = ["jvp_flat", "vjp_flat", "strip", "FlatPullback"]
 
 
 def strip(tree: Any, trace: Trace[Any]) -> Any:
-    """``tree`` with the tracers of ``trace`` replaced by their primal values (for ``aux``)."""
+    """``tree`` with the tracers of ``trace`` replaced by their primal values (for ``aux``),
+    as arrays like every other result (a traced reduction's primal is a NumPy scalar)."""
     leaves, treedef = tree_flatten(tree)
-    return treedef.unflatten(leaf.primal if trace.owns(leaf) else leaf for leaf in leaves)
+    return treedef.unflatten(_array(leaf.primal) if trace.owns(leaf) else leaf for leaf in leaves)
 
 
 def _array(x: Any) -> Any:
@@ -131,9 +132,9 @@ class FlatPullback:
     def __init__(
         self,
         primals: list[Any],
-        in_tree: PyTreeDef,
+        in_tree: PyTreeDef[Any],
         outputs: list[int | None],
-        out_tree: PyTreeDef,
+        out_tree: PyTreeDef[Any],
         out_avals: list[tuple[tuple[int, ...], np.dtype[Any]]],
         tape: list[Entry],
     ) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 
 import transforms.numpy as tnp
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, DerivativeDroppedError, Primitive
+from transforms.core import DerivativeDroppedError, Primitive, Tracer
 from transforms.core.tree_util import tree_map
 from transforms.forward import defjvp, defjvp_joint
 from transforms.numpy import zeros_like
@@ -37,6 +37,7 @@ __all__ = ["custom_jvp", "custom_vjp", "stop_gradient"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Tree = TypeVar("Tree")
 
 
 def _split(args: Sequence[Any], nondiff: tuple[int, ...]) -> tuple[list[Any], list[Any]]:
@@ -329,12 +330,15 @@ defvjp(stop_gradient_p, None)
 defbatch(stop_gradient_p, elementwise_rule(stop_gradient_p))
 
 
-def stop_gradient(x: ArrayLike) -> Array:
-    """``x`` itself, with no derivative flowing through it in any mode or nesting.
+def stop_gradient(x: Tree) -> Tree:
+    """``x`` itself (an array or a pytree of them), with no derivative flowing through it in
+    any mode or nesting.
 
     Example:
         >>> import transforms as T
         >>> T.grad(lambda x: x * T.stop_gradient(x))(3.0)  # d/dx of x * c at c = x
         array(3.)
     """
-    return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+    if isinstance(x, (np.ndarray, Tracer)):
+        return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+    return tree_map(stop_gradient_p.bind, x)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -23,11 +23,16 @@ from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import (
+    ArrayFunction1,
+    ArrayFunction2,
+    ArrayFunction3,
+    Leaf,
     check_input_dtypes,
     check_output_dtype,
     flatten_inputs,
     normalize_argnums,
     partial_of,
+    show_typed_signature,
 )
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
 from ._vmap import vmap
@@ -35,6 +40,9 @@ from ._vmap import vmap
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
 P = ParamSpec("P")
+A0 = TypeVar("A0")
+A1 = TypeVar("A1")
+A2 = TypeVar("A2")
 Aux = TypeVar("Aux")
 
 
@@ -69,7 +77,7 @@ def _concat(parts: list[Any]) -> Any:
 def _push_basis_forward(
     fun: Callable[..., Any],
     args: list[Any],
-    in_tree: PyTreeDef,
+    in_tree: PyTreeDef[Any],
     has_aux: bool,
     chunk_size: int | None,
 ) -> tuple[Any, list[Any], Any]:
@@ -147,24 +155,378 @@ def _assemble(
     )
 
 
+# begin generated overloads: jacfwd (python -m tools.overloads)
 @overload
 def jacfwd(
-    fun: Callable[P, object],
-    argnums: int | Sequence[int] = 0,
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[P, Array]: ...
+) -> ArrayFunction1[Leaf, P, Array]: ...
 @overload
 def jacfwd(
-    fun: Callable[P, tuple[object, Aux]],
-    argnums: int | Sequence[int] = 0,
+    fun: Callable[Concatenate[A0, P], Leaf],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], A0]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, Array]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], A1]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, Array]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], A2]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], tuple[A0]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[A1]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[A0, A1]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Array, Array, Array]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
     holomorphic: bool = False,
     chunk_size: int | None = None,
-) -> Callable[P, tuple[Array, Aux]]: ...
+) -> ArrayFunction1[Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], tuple[A0, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[A1, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Array, Array, Array], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A1, A2], Aux]]: ...
+@overload
+def jacfwd(
+    fun: Callable[P, object],
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[P, Any]: ...
+# end generated overloads: jacfwd (python -m tools.overloads)
+@show_typed_signature
 def jacfwd(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -209,24 +571,378 @@ def jacfwd(
     return jacfwd_fun
 
 
+# begin generated overloads: jacrev (python -m tools.overloads)
 @overload
 def jacrev(
-    fun: Callable[P, object],
-    argnums: int | Sequence[int] = 0,
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[P, Array]: ...
+) -> ArrayFunction1[Leaf, P, Array]: ...
 @overload
 def jacrev(
-    fun: Callable[P, tuple[object, Aux]],
-    argnums: int | Sequence[int] = 0,
+    fun: Callable[Concatenate[A0, P], Leaf],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], A0]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, Array]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], A1]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, Array]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], A2]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], tuple[A0]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[A1]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[A0, A1]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[Array, Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A1, A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[Array, Array, Array]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A0, A1, A2]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
     holomorphic: bool = False,
     chunk_size: int | None = None,
-) -> Callable[P, tuple[Array, Aux]]: ...
+) -> ArrayFunction1[Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], tuple[A0, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[A1, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[Array, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[A2, Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction1[Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, P], tuple[tuple[A0], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A1], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Array, Leaf, P, tuple[tuple[Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A2], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction2[Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, P], tuple[tuple[A0, A1], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Array, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A2], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Array, Leaf, Leaf, P, tuple[tuple[Array, Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A1, A2], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> ArrayFunction3[Leaf, Leaf, Leaf, P, tuple[tuple[Array, Array, Array], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[Concatenate[A0, A1, A2, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, A2, P], tuple[tuple[A0, A1, A2], Aux]]: ...
+@overload
+def jacrev(
+    fun: Callable[P, object],
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[P, Any]: ...
+# end generated overloads: jacrev (python -m tools.overloads)
+@show_typed_signature
 def jacrev(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -278,24 +994,213 @@ def _rows(stacked: Any, start: int, stop: int, leaves: int) -> Any:
     return stacked if leaves == 1 else stacked[start:stop]
 
 
+# begin generated overloads: hessian (python -m tools.overloads)
 @overload
 def hessian(
-    fun: Callable[P, object],
-    argnums: int | Sequence[int] = 0,
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: Literal[0] = 0,
     has_aux: Literal[False] = False,
     holomorphic: bool = False,
     *,
     chunk_size: int | None = None,
-) -> Callable[P, Array]: ...
+) -> Callable[Concatenate[Leaf, P], Array]: ...
 @overload
 def hessian(
-    fun: Callable[P, tuple[object, Aux]],
-    argnums: int | Sequence[int] = 0,
+    fun: Callable[Concatenate[A0, Array, P], Leaf],
+    argnums: Literal[1],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, Leaf, P], Array]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, A1, Array, P], Leaf],
+    argnums: Literal[2],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, Leaf, P], Array]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, P], Leaf],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[Leaf, P], tuple[tuple[Array]]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, Array, P], Leaf],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, Leaf, P], tuple[tuple[Array]]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, A1, Array, P], Leaf],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, Leaf, P], tuple[tuple[Array]]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[Leaf, Leaf, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, A1, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[Leaf, A1, Leaf, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, Array, Array, P], Leaf],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, Leaf, Leaf, P], tuple[tuple[Array, Array], tuple[Array, Array]]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, Array, Array, P], Leaf],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[False] = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[
+    Concatenate[Leaf, Leaf, Leaf, P],
+    tuple[tuple[Array, Array, Array], tuple[Array, Array, Array], tuple[Array, Array, Array]],
+]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[0] = 0,
     *,
     has_aux: Literal[True],
     holomorphic: bool = False,
     chunk_size: int | None = None,
-) -> Callable[P, tuple[Array, Aux]]: ...
+) -> Callable[Concatenate[Leaf, P], tuple[Array, Aux]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[1],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, Leaf, P], tuple[Array, Aux]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, A1, Array, P], tuple[Leaf, Aux]],
+    argnums: Literal[2],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, Leaf, P], tuple[Array, Aux]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[Leaf, P], tuple[tuple[tuple[Array]], Aux]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, Leaf, P], tuple[tuple[tuple[Array]], Aux]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, A1, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[Concatenate[A0, A1, Leaf, P], tuple[tuple[tuple[Array]], Aux]]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[
+    Concatenate[Leaf, Leaf, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
+]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, A1, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[
+    Concatenate[Leaf, A1, Leaf, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
+]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[A0, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[
+    Concatenate[A0, Leaf, Leaf, P], tuple[tuple[tuple[Array, Array], tuple[Array, Array]], Aux]
+]: ...
+@overload
+def hessian(
+    fun: Callable[Concatenate[Array, Array, Array, P], tuple[Leaf, Aux]],
+    argnums: tuple[Literal[0], Literal[1], Literal[2]],
+    has_aux: Literal[True],
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[
+    Concatenate[Leaf, Leaf, Leaf, P],
+    tuple[
+        tuple[tuple[Array, Array, Array], tuple[Array, Array, Array], tuple[Array, Array, Array]],
+        Aux,
+    ],
+]: ...
+@overload
+def hessian(
+    fun: Callable[P, object],
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    *,
+    chunk_size: int | None = None,
+) -> Callable[P, Any]: ...
+# end generated overloads: hessian (python -m tools.overloads)
+@show_typed_signature
 def hessian(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -314,5 +1219,5 @@ def hessian(
         array([[ 6.,  0.],
                [ 0., 12.]])
     """
-    inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)  # type: ignore[call-overload]
-    return jacfwd(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)  # type: ignore[call-overload,no-any-return]
+    inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)
+    return jacfwd(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import transforms.numpy as tnp
 from transforms.core.tree_util import tree_flatten
@@ -19,8 +19,11 @@ from ._core_transforms import FlatPullback, vjp_flat
 
 __all__ = ["linearize"]
 
+Ts = TypeVarTuple("Ts")
+Out = TypeVar("Out")
 
-class _LinearizedJVP:
+
+class _LinearizedJVP(Generic[Out, *Ts]):
     """``t -> J t`` at the point where ``linearize`` evaluated ``fun``."""
 
     def __init__(self, pullback: FlatPullback, out: Any) -> None:
@@ -42,7 +45,7 @@ class _LinearizedJVP:
                 self._transposed = transposed
             return self._transposed
 
-    def __call__(self, *tangents: Any) -> Any:
+    def __call__(self, *tangents: *Ts) -> Out:
         primals = self._pullback.primals
         flat_t, _ = tree_flatten(tangents)
         if len(flat_t) != len(primals):
@@ -52,14 +55,16 @@ class _LinearizedJVP:
             )
         cts = self._transpose()(tuple(tangents))
         out_tree = tree_flatten(self._out)[1]
-        return out_tree.unflatten(cts)
+        out: Out = out_tree.unflatten(cts)
+        return out
 
 
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+def linearize(fun: Callable[[*Ts], Out], *primals: *Ts) -> tuple[Out, Callable[[*Ts], Out]]:
     """``fun``'s value at ``primals`` and its linearisation ``t -> J t`` there (JAX's API).
 
-    ``fun`` runs exactly once; the returned function can be called many times, is linear,
-    and is itself differentiable.
+    ``fun`` runs exactly once; the returned function takes one tangent per primal (each of
+    its primal's type) and returns the output's tangent (of the output's type). It can be
+    called many times, is linear, and is itself differentiable.
 
     Example:
         >>> import numpy as np
@@ -72,4 +77,4 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
         array([2., 0.])
     """
     out, pullback, _ = vjp_flat(fun, primals, False, "linearize")
-    return out, _LinearizedJVP(pullback, out)
+    return out, _LinearizedJVP[Out, *Ts](pullback, out)

@@ -152,6 +152,6 @@ def vmap(
             results = [
                 _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
             ]
-        return out_tree.unflatten(results)  # type: ignore[no-any-return]
+        return out_tree.unflatten(results)
 
     return vmapped

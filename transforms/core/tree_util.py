@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
+
+from ._types import Array
 
 __all__ = [
     "PyTreeDef",
@@ -22,6 +24,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+#: The type of a whole tree (``Params``, ``dict[str, Array]``): kept by flatten/unflatten.
+Tree = TypeVar("Tree")
 
 _Flatten = Callable[[Any], tuple[Iterable[Any], Hashable]]
 _Unflatten = Callable[[Hashable, list[Any]], Any]
@@ -36,7 +40,11 @@ class _NodeKind:
 _REGISTRY: dict[type, _NodeKind] = {}
 
 
-def register_pytree_node(node_type: type[T], flatten: _Flatten, unflatten: _Unflatten) -> None:
+def register_pytree_node(
+    node_type: type[T],
+    flatten: Callable[[T], tuple[Iterable[Any], Hashable]],
+    unflatten: Callable[[Hashable, list[Any]], T],
+) -> None:
     """Make ``node_type`` a pytree node.
 
     Args:
@@ -72,21 +80,26 @@ register_pytree_node(type(None), lambda _: ((), None), lambda _, __: None)
 
 
 @dataclass(frozen=True)
-class PyTreeDef:
-    """The structure of a pytree: everything but its leaves. ``kind is None`` marks a leaf."""
+class PyTreeDef(Generic[Tree]):
+    """The structure of a pytree: everything but its leaves. ``kind is None`` marks a leaf.
+
+    Typed by the tree it describes: ``tree_unflatten(tree_structure(p), leaves)`` has ``p``'s
+    type.
+    """
 
     kind: type | None
     aux: Hashable
-    children: tuple[PyTreeDef, ...]
+    children: tuple[PyTreeDef[Any], ...]
     num_leaves: int
 
-    def unflatten(self, leaves: Iterable[Any]) -> Any:
+    def unflatten(self, leaves: Iterable[Any]) -> Tree:
         """Rebuild the tree with ``leaves`` in place of the original ones."""
         leaves = list(leaves)
         if len(leaves) != self.num_leaves:
             raise ValueError(f"expected {self.num_leaves} leaves for {self}, got {len(leaves)}")
         it = iter(leaves)
-        return self._build(it)
+        tree: Tree = self._build(it)
+        return tree
 
     def _build(self, leaves: Any) -> Any:
         if self.kind is None:
@@ -101,16 +114,16 @@ class PyTreeDef:
         return f"{self.kind.__name__}({inner})"
 
 
-_LEAF = PyTreeDef(None, None, (), 1)
+_LEAF: PyTreeDef[Any] = PyTreeDef(None, None, (), 1)
 
 
-def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
+def tree_flatten(tree: Tree) -> tuple[list[Any], PyTreeDef[Tree]]:
     """Split ``tree`` into its leaves (left to right) and its structure."""
     leaves: list[Any] = []
     return leaves, _flatten(tree, leaves)
 
 
-def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef:
+def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef[Any]:
     kind = _REGISTRY.get(type(tree))
     if kind is None:
         leaves.append(tree)
@@ -120,23 +133,40 @@ def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef:
     return PyTreeDef(type(tree), aux, defs, sum(d.num_leaves for d in defs))
 
 
-def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+def tree_unflatten(treedef: PyTreeDef[Tree], leaves: Iterable[Any]) -> Tree:
     """Inverse of ``tree_flatten``."""
     return treedef.unflatten(leaves)
 
 
-def tree_leaves(tree: Any) -> list[Any]:
+def tree_leaves(tree: object) -> list[Any]:
     """The leaves of ``tree``, left to right."""
     return tree_flatten(tree)[0]
 
 
-def tree_structure(tree: Any) -> PyTreeDef:
+def tree_structure(tree: Tree) -> PyTreeDef[Tree]:
     """The structure of ``tree``."""
     return tree_flatten(tree)[1]
 
 
-def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
-    """Apply ``f`` leaf-wise to ``tree`` and trees of the same structure ``rest``."""
+@overload
+def tree_map(f: Callable[[Array], Array], tree: Tree, /) -> Tree: ...
+@overload
+def tree_map(f: Callable[[Array, Array], Array], tree: Tree, other: Tree, /) -> Tree: ...
+@overload
+def tree_map(
+    f: Callable[[Array, Array, Array], Array], tree: Tree, second: Tree, third: Tree, /
+) -> Tree: ...
+@overload
+def tree_map(
+    f: Callable[..., Array], tree: Tree, second: Tree, third: Tree, fourth: Tree, /, *rest: Tree
+) -> Tree: ...
+def tree_map(f: Callable[..., Any], tree: Any, /, *rest: Any) -> Any:
+    """Apply ``f`` leaf-wise to ``tree`` and trees of the same structure ``rest``.
+
+    Typed for what it is for, a function of arrays to arrays: the result has the tree's
+    type (``tree_map(lambda p, g: p - lr * g, params, grads)`` is a ``Params``). To collect
+    other values per leaf (shapes, norms), use ``tree_leaves``.
+    """
     leaves, treedef = tree_flatten(tree)
     others = [tree_flatten(r) for r in rest]
     for _, other_def in others:

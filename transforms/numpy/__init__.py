@@ -10,7 +10,7 @@ union, so adding a function touches only its family module.
 """
 
 import sys as _sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as _np
 
@@ -56,14 +56,16 @@ __all__ += _shape.__all__
 __all__ += ["fft", "linalg", "random"]
 
 
-def __getattr__(name: str) -> Any:
-    if hasattr(_np, name):
-        raise AttributeError(
-            f"transforms.numpy has no '{name}': numpy.{name} is not (yet) differentiable here. "
-            f"Calling numpy.{name} on traced values would drop their derivatives; "
-            "file an issue, or define it with transforms.primitive and defjvp/defvjp/defbatch."
-        )
-    raise AttributeError(f"module 'transforms.numpy' has no attribute '{name}'")
+if not TYPE_CHECKING:  # checkers then report a missing name as an error, not as Any
+
+    def __getattr__(name: str) -> Any:
+        if hasattr(_np, name):
+            raise AttributeError(
+                f"transforms.numpy has no '{name}': numpy.{name} is not (yet) differentiable here. "
+                f"Calling numpy.{name} on traced values would drop their derivatives; "
+                "file an issue, or define it with transforms.primitive and defjvp/defvjp/defbatch."
+            )
+        raise AttributeError(f"module 'transforms.numpy' has no attribute '{name}'")
 
 
 _install(_sys.modules[__name__])

@@ -58,7 +58,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 
@@ -837,7 +837,13 @@ defvjp(qr_p, _qr_vjp)
 defbatch(qr_p, _front_rule(qr_p))
 
 
-def qr(a: ArrayLike, mode: str = "reduced") -> Any:
+@overload
+def qr(a: ArrayLike, mode: Literal["reduced", "complete"] = "reduced") -> QRResult: ...
+@overload
+def qr(a: ArrayLike, mode: Literal["r"]) -> Array: ...
+@overload
+def qr(a: ArrayLike, mode: Literal["raw"]) -> tuple[Array, Array]: ...
+def qr(a: ArrayLike, mode: str = "reduced") -> QRResult | Array | tuple[Array, Array]:
     """Differentiable ``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode='reduced'`` (and
     ``'complete'`` where it equals ``'reduced'``: ``m <= n``), or ``R`` alone for ``mode='r'``;
     real or complex. Derivatives need full rank: full column rank for ``m >= n``, a
@@ -861,6 +867,8 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Any:
             "use mode='reduced'"
         )
     plain: Any = a
+    if mode == "complete":
+        return QRResult(*np.linalg.qr(plain, mode="complete"))
     return np.linalg.qr(plain, mode=_plain_mode(mode))
 
 
@@ -1088,9 +1096,24 @@ defvjp(svdvals_p, _svdvals_vjp)
 defbatch(svdvals_p, _front_rule(svdvals_p))
 
 
+@overload
+def svd(
+    a: ArrayLike,
+    full_matrices: bool = True,
+    compute_uv: Literal[True] = True,
+    hermitian: bool = False,
+) -> SVDResult: ...
+@overload
+def svd(
+    a: ArrayLike, full_matrices: bool = True, *, compute_uv: Literal[False], hermitian: bool = False
+) -> Array: ...
+@overload
+def svd(
+    a: ArrayLike, full_matrices: bool, compute_uv: Literal[False], hermitian: bool = False
+) -> Array: ...
 def svd(
     a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
-) -> Any:
+) -> SVDResult | Array:
     """Differentiable ``numpy.linalg.svd`` of a real or complex ``a``: ``SVDResult(U, S, Vh)``,
     or ``S`` alone with ``compute_uv=False``. Derivatives of ``U``/``Vh`` need
     ``full_matrices=False`` (unless ``a`` is square; a traced non-square ``a`` with
@@ -1103,7 +1126,8 @@ def svd(
     if len(shape) < 2:
         raise np.linalg.LinAlgError(f"svd: a must be at least two-dimensional (got {shape})")
     if not compute_uv:
-        return svdvals_p.bind(a, hermitian=hermitian)
+        values: Array = svdvals_p.bind(a, hermitian=hermitian)
+        return values
     m, n = shape[-2:]
     if full_matrices and m != n:
         if isinstance(a, Tracer):
@@ -1113,14 +1137,14 @@ def svd(
                 "unique, hence not differentiable"
             )
         plain: Any = a
-        return np.linalg.svd(plain, full_matrices=True, hermitian=hermitian)
+        return SVDResult(*np.linalg.svd(plain, full_matrices=True, hermitian=hermitian))
     u, s, vh = svd_p.bind(a, hermitian=hermitian)
     return SVDResult(u, s, vh)
 
 
 def svdvals(x: ArrayLike, /) -> Array:
     """Differentiable ``numpy.linalg.svdvals`` (``svd(x, compute_uv=False)``)."""
-    return svd(x, compute_uv=False)  # type: ignore[no-any-return]
+    return svd(x, compute_uv=False)
 
 
 # ---- norm: a composite of abs, sums, max/min and svdvals -----------------------------------------

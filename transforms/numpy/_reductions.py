@@ -20,7 +20,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -476,13 +476,30 @@ def trace(
 
 
 # ---- logsumexp ---------------------------------------------------------------------------------
+@overload
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    return_sign: Literal[False] = False,
+) -> Array: ...
+@overload
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    *,
+    return_sign: Literal[True],
+) -> tuple[Array, Array]: ...
 def logsumexp(
     a: ArrayLike,
     axis: Axis = None,
     b: ArrayLike | None = None,
     keepdims: bool = False,
     return_sign: bool = False,
-) -> Any:
+) -> Array | tuple[Array, Array]:
     """``log(sum(b * exp(a)))`` over ``axis``, numerically stable (``scipy.special.logsumexp``).
 
     A composite: ``m + log(sum(b * exp(a - m)))`` with ``m = max(a)`` (infinite maxima

@@ -47,7 +47,7 @@ class FunctionPrimitive(Primitive):
             module=getattr(fun, "__module__", None) or "",
         )
 
-    def _apply(self, *leaves: Any, treedef: PyTreeDef, **kwargs: Any) -> Any:
+    def _apply(self, *leaves: Any, treedef: PyTreeDef[Any], **kwargs: Any) -> Any:
         return self.fun(*treedef.unflatten(leaves), **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -77,7 +77,7 @@ def primitive(fun: Callable[..., Any]) -> FunctionPrimitive:
     return FunctionPrimitive(fun)
 
 
-def _spans(treedef: PyTreeDef) -> list[tuple[int, int, PyTreeDef]]:
+def _spans(treedef: PyTreeDef[Any]) -> list[tuple[int, int, PyTreeDef[Any]]]:
     """For each top-level argument: its first leaf, one past its last, its structure."""
     spans, start = [], 0
     for child in treedef.children:
@@ -86,7 +86,7 @@ def _spans(treedef: PyTreeDef) -> list[tuple[int, int, PyTreeDef]]:
     return spans
 
 
-def _owner(treedef: PyTreeDef, leaf: int) -> tuple[int, int, PyTreeDef]:
+def _owner(treedef: PyTreeDef[Any], leaf: int) -> tuple[int, int, PyTreeDef[Any]]:
     """The top-level argument that leaf ``leaf`` belongs to: its position, first leaf, tree."""
     for argnum, (start, stop, tree) in enumerate(_spans(treedef)):
         if start <= leaf < stop:
@@ -125,7 +125,7 @@ def defjvp(prim: Primitive, *rules: forward.JVPRule | None) -> None:
     name = prim.name
 
     def joint(
-        tangents: Sequence[Any], ans: Any, *leaves: Any, treedef: PyTreeDef, **kw: Any
+        tangents: Sequence[Any], ans: Any, *leaves: Any, treedef: PyTreeDef[Any], **kw: Any
     ) -> Any:
         args = treedef.unflatten(leaves)
         out = None
@@ -181,7 +181,9 @@ def defvjp(prim: Primitive, *makers: reverse.VJPMaker | None) -> None:
     pullbacks = _Last()  # every leaf of one argument shares its maker's pullback ...
     results = _Last()  # ... and each cotangent's result
 
-    def maker(j: int, ans: Any, *leaves: Any, treedef: PyTreeDef, **kw: Any) -> reverse.Pullback:
+    def maker(
+        j: int, ans: Any, *leaves: Any, treedef: PyTreeDef[Any], **kw: Any
+    ) -> reverse.Pullback:
         argnum, start, tree = _owner(treedef, j)
         if argnum >= len(makers):
             raise NoRuleError(name, "vjp", argnum, "transforms.defvjp")
@@ -206,7 +208,7 @@ def defvjp(prim: Primitive, *makers: reverse.VJPMaker | None) -> None:
     reverse.defvjp_argnum(prim, maker)
 
 
-def _cotangent_leaves(name: str, argnum: int, tree: PyTreeDef, ct: Any) -> list[Any]:
+def _cotangent_leaves(name: str, argnum: int, tree: PyTreeDef[Any], ct: Any) -> list[Any]:
     leaves, got = tree_flatten(ct)
     if got != tree:
         raise TypeError(
@@ -234,7 +236,7 @@ def defbatch(prim: Primitive, rule: batching.BatchRule) -> None:
         return
 
     def flat_rule(
-        values: Sequence[Any], dims: Sequence[int | None], *, treedef: PyTreeDef, **kw: Any
+        values: Sequence[Any], dims: Sequence[int | None], *, treedef: PyTreeDef[Any], **kw: Any
     ) -> tuple[Any, Any]:
         return rule(treedef.unflatten(values), treedef.unflatten(dims), **kw)
 
