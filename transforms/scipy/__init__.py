@@ -14,9 +14,8 @@ except ImportError as _error:
         'pip install "transforms[scipy]" (or pip install scipy)'
     ) from _error
 
+# (no __all__ here: with one, pyright 1.1.414 loses special's __all__, built from its families')
 from . import misc as misc
 from . import special as special
-
-__all__ = ["misc", "special"]
 
 del _scipy

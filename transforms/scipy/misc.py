@@ -1,6 +1,6 @@
 """``transforms.scipy.misc``: HIPS/autograd's ``autograd.scipy.misc``, whose one function,
 ``logsumexp``, SciPy has since moved to ``scipy.special`` (and removed ``scipy.misc``)."""
 
-from .special import logsumexp as logsumexp
+from ._logistic import logsumexp as logsumexp
 
 __all__ = ["logsumexp"]

@@ -9,7 +9,7 @@ attribute access, never silently.
 """
 
 import sys as _sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import scipy.special as _sp
 
@@ -30,14 +30,16 @@ __all__ += _gamma.__all__
 __all__ += _logistic.__all__
 
 
-def __getattr__(name: str) -> Any:
-    if hasattr(_sp, name):
-        raise AttributeError(
-            f"transforms.scipy.special has no '{name}': scipy.special.{name} is not (yet) "
-            f"differentiable here. Calling scipy.special.{name} on traced values would drop "
-            "their derivatives; file an issue, or define it with transforms.extend"
-        )
-    raise AttributeError(f"module 'transforms.scipy.special' has no attribute '{name}'")
+if not TYPE_CHECKING:  # checkers then report a missing name as an error, not as Any
+
+    def __getattr__(name: str) -> Any:
+        if hasattr(_sp, name):
+            raise AttributeError(
+                f"transforms.scipy.special has no '{name}': scipy.special.{name} is not (yet) "
+                f"differentiable here. Calling scipy.special.{name} on traced values would "
+                "drop their derivatives; file an issue, or define it with transforms.extend"
+            )
+        raise AttributeError(f"module 'transforms.scipy.special' has no attribute '{name}'")
 
 
 _register_twins(_sys.modules[__name__], _sp, "SciPy")
