@@ -51,7 +51,9 @@ def _checked(x: ArrayLike, alpha: ArrayLike) -> tuple[Array, Array]:
             "dirichlet: each entry of 'x' must be greater than zero where its alpha is less "
             "than one"
         )
-    if np.any(np.abs(np.sum(v, 0) - 1.0) > 1e-9):
+    # SciPy's tolerance, widened to the rounding of a sum in a low precision (float32)
+    tolerance = max(1e-9, 100 * float(np.finfo(v.dtype).eps))
+    if np.any(np.abs(np.sum(v, 0) - 1.0) > tolerance):
         raise ValueError(
             f"dirichlet: 'x' must lie on the simplex (sum to 1 along its first axis), but its "
             f"sums are {np.sum(v, 0)}"

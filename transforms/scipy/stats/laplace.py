@@ -29,9 +29,12 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def _tails(x: ArrayLike, loc: ArrayLike, scale: ArrayLike) -> tuple[Array, Array, Array]:
     """``(z < 0, |z|, valid)``: the smaller tail probability is ``exp(-|z|)/2``, which never
-    overflows; the larger one is ``1 -`` it."""
+    overflows; the larger one is ``1 -`` it. ``|z|`` is taken as ``-z`` or ``z`` by a
+    selection, not by ``abs``: at 0 its derivative is then the one of the side taken, which
+    gives the distribution function its derivative there (the density 1/2), not 0."""
     z, _, valid = standardize(*promote(x, loc, scale))
-    return z < 0, tnp.abs(z), valid
+    below = z < 0
+    return below, tnp.where(below, -z, z), valid
 
 
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
