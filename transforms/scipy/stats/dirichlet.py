@@ -42,21 +42,22 @@ def _checked(x: ArrayLike, alpha: ArrayLike) -> tuple[Array, Array]:
         )
     if shape[0] == k - 1:
         x = tnp.concatenate([x, 1 - tnp.sum(x, 0, keepdims=True)], 0)
-    v = concrete(x)
-    if np.min(v) < 0 or np.max(v) > 1:
+    # checked on concrete values, layout-free (under vmap they hold the batch somewhere)
+    if np.min(concrete(x)) < 0 or np.max(concrete(x)) > 1:
         raise ValueError("dirichlet: each entry of 'x' must lie in [0, 1]")
-    alpha = tnp.reshape(alpha, (k,) + (1,) * (v.ndim - 1))
-    if np.any(np.logical_and(v == 0, concrete(alpha) < 1)):
+    alpha = tnp.reshape(alpha, (k,) + (1,) * (len(shape) - 1))
+    if np.any(concrete(tnp.logical_and(x == 0, alpha < 1))):
         raise ValueError(
             "dirichlet: each entry of 'x' must be greater than zero where its alpha is less "
             "than one"
         )
     # SciPy's tolerance, widened to the rounding of a sum in a low precision (float32)
-    tolerance = max(1e-9, 100 * float(np.finfo(v.dtype).eps))
-    if np.any(np.abs(np.sum(v, 0) - 1.0) > tolerance):
+    sums = concrete(tnp.sum(x, 0))
+    tolerance = max(1e-9, 100 * float(np.finfo(sums.dtype).eps))
+    if np.any(np.abs(sums - 1.0) > tolerance):
         raise ValueError(
             f"dirichlet: 'x' must lie on the simplex (sum to 1 along its first axis), but its "
-            f"sums are {np.sum(v, 0)}"
+            f"sums are {sums}"
         )
     return x, alpha
 
