@@ -634,11 +634,12 @@ def _join_families() -> None:
     import specs_elementwise
     import specs_fft
     import specs_linalg
+    import specs_nn
     import specs_reductions
     import specs_scipy_special
 
     families = (specs_elementwise, specs_reductions, specs_construct, specs_linalg, specs_fft)
-    for family in (*families, specs_scipy_special):
+    for family in (*families, specs_scipy_special, specs_nn):
         OP_SPECS = OP_SPECS + tuple(family.SPECS)
         NONDIFFERENTIABLE.update(family.NONDIFFERENTIABLE)
 
