@@ -7,13 +7,9 @@ derivative (autograd returns [5, 5, 5] for [1, 1, 1]). So reverse mode reads a r
 copy, taken once per array per trace: copying costs one pass over the array, the price of
 never being silently wrong (benchmarks/memory.py measures it).
 
-The copies must not cost more than that. glibc's malloc hands blocks above an adaptive
-threshold (128 KiB at start) back to the system when they are freed, so a fresh copy of a
-large array, and then every large intermediate, faults its pages in again on each call: on
-the MLP benchmark (3 MB of weights and data) the faults cost as much as the forward pass.
-Freeing one block just under glibc's cap (32 MiB) raises the threshold for the process, as
-any NumPy program that frees a 32 MB array does; ``_prime_allocator`` does that once, before
-the first large copy. Elsewhere it is one harmless allocation.
+The copies must not cost more than that: a fresh copy of a large array must not fault its
+pages in on every call, which ``transforms.core._memory.prime_allocator`` prevents (it runs
+when the first transform of the process starts, before any copy).
 """
 
 from __future__ import annotations
@@ -23,16 +19,6 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Guard"]
-
-_LARGE = 1 << 18  # bytes: a copy this large is where page faults start to matter
-_primed = False
-
-
-def _prime_allocator() -> None:
-    global _primed
-    _primed = True
-    block = np.empty((31 << 20) // 8)  # untouched: mapped and unmapped, never faulted in
-    del block
 
 
 class Guard:
@@ -51,8 +37,6 @@ class Guard:
         flags = array.flags
         if not flags.writeable and flags.owndata and array.base is None:
             return array  # an array nobody can write to (our copies included)
-        if not _primed and array.nbytes >= _LARGE:
-            _prime_allocator()
         copy = array.copy()  # keeps an ndarray subclass
         copy.flags.writeable = False
         self._copies[id(array)] = (array, copy)  # holding `array` keeps its id unique
