@@ -21,8 +21,29 @@ import numpy as np
 __all__ = ["Guard"]
 
 
+def _same_bytes(array: np.ndarray[Any, Any], copy: np.ndarray[Any, Any]) -> bool:
+    """Whether ``array`` still holds exactly ``copy``'s bits (a pass, no allocation of its
+    size): compared as unsigned integers, so that -0.0 differs from 0.0 and a NaN equals
+    itself. Dtypes with no unsigned integer of their size count as changed (copied again)."""
+    if array.shape != copy.shape or array.dtype != copy.dtype:
+        return False
+    bits = _BITS.get(array.dtype.itemsize)
+    if bits is None or array.dtype.hasobject:
+        return False
+    return bool(np.array_equal(array.view(bits), copy.view(bits)))
+
+
+_BITS = {
+    1: np.dtype(np.uint8),
+    2: np.dtype(np.uint16),
+    4: np.dtype(np.uint32),
+    8: np.dtype(np.uint64),
+}
+
+
 class Guard:
-    """The copies one trace took, so that each array is copied at most once."""
+    """The copies one trace took, so that each array is copied at most once while it is
+    not written to."""
 
     __slots__ = ("_copies",)
 
@@ -32,8 +53,8 @@ class Guard:
     def protect(self, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """A read-only copy of ``array``, safe to read in a later backward pass."""
         kept = self._copies.get(id(array))  # first: an array is usually seen many times
-        if kept is not None and kept[0] is array:
-            return kept[1]
+        if kept is not None and kept[0] is array and _same_bytes(array, kept[1]):
+            return kept[1]  # (the function may have written into it since its last use)
         flags = array.flags
         if not flags.writeable and flags.owndata and array.base is None:
             return array  # an array nobody can write to (our copies included)
