@@ -33,7 +33,7 @@ def _same_bytes(array: np.ndarray[Any, Any], copy: np.ndarray[Any, Any]) -> bool
     return bool(np.array_equal(array.view(bits), copy.view(bits)))
 
 
-_BITS = {
+_BITS: dict[int, np.dtype[np.unsignedinteger[Any]]] = {
     1: np.dtype(np.uint8),
     2: np.dtype(np.uint16),
     4: np.dtype(np.uint32),
