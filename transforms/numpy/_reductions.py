@@ -61,8 +61,11 @@ Axis = int | Sequence[int] | None
 
 
 def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
-    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``."""
-    if not keepdims:
+    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``.
+
+    Reduced leading axes (a full reduction, the common case) come back by broadcasting alone.
+    """
+    if not keepdims and axes != tuple(range(len(axes))):
         ct = _shape.reshape(ct, _kept_shape(shape, axes))
     return _shape.broadcast_to(ct, shape)
 
