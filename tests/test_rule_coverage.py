@@ -256,13 +256,18 @@ def _argument_recipes(arity: int) -> list[tuple[str, Any]]:
     ]
 
 
-# the required static parameters of a non-differentiable function (its arity counts the rest)
-_STATIC: dict[str, dict[str, Any]] = {"nn.one_hot": {"num_classes": 4}}
+# how to call a non-differentiable function whose arguments the recipes below cannot make:
+# static parameters (one_hot's num_classes), non-negative integers (bincount), sorted bins
+_CALLS: dict[str, Any] = {
+    "nn.one_hot": lambda f: functools.partial(f, num_classes=4),
+    "bincount": lambda f: lambda x: f(tnp.ravel(x * x)),
+    "digitize": lambda f: lambda x, bins: f(x, tnp.sort(tnp.ravel(bins))),
+}
 
 
 @pytest.mark.parametrize("name", sorted(NONDIFFERENTIABLE))
 def test_nondifferentiable_function_carries_no_derivative(name: str) -> None:
-    fn = functools.partial(_resolve(name), **_STATIC.get(name, {}))
+    fn = _CALLS.get(name, lambda f: f)(_resolve(name))
     errors = []
     for recipe, make in _argument_recipes(NONDIFFERENTIABLE[name]):
         try:

@@ -311,6 +311,18 @@ class Tracer:
     def __rfloordiv__(self, other: ArrayLike) -> Any:
         return operators["floor_divide"](other, self)
 
+    def __mod__(self, other: ArrayLike) -> Array:
+        return operators["mod"](self, other)
+
+    def __rmod__(self, other: ArrayLike) -> Array:
+        return operators["mod"](other, self)
+
+    def __divmod__(self, other: ArrayLike) -> tuple[Any, Array]:
+        return operators["divmod"](self, other)  # type: ignore[return-value]
+
+    def __rdivmod__(self, other: ArrayLike) -> tuple[Any, Array]:
+        return operators["divmod"](other, self)  # type: ignore[return-value]
+
     def all(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
         return operators["all"](self, axis=axis, keepdims=keepdims)
 
