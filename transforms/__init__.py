@@ -27,11 +27,13 @@ from .compose import stop_gradient as stop_gradient
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
 from .compose import vmap as vmap
+from .core import ConcretizationTypeError as ConcretizationTypeError
 from .core import DerivativeDroppedError as DerivativeDroppedError
 from .core import EscapedTracerError as EscapedTracerError
 from .core import NoRuleError as NoRuleError
 from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
+from .core import TracerBoolConversionError as TracerBoolConversionError
 from .core import TransformsError as TransformsError
 from .core import tree_util as tree_util
 from .numpy._user import defbatch as defbatch
@@ -46,6 +48,7 @@ __all__ = [
     "ArrayLike",
     "check_grads",
     "checkpoint",
+    "ConcretizationTypeError",
     "custom_jvp",
     "custom_vjp",
     "defbatch",
@@ -69,6 +72,7 @@ __all__ = [
     "Pullback",
     "stop_gradient",
     "TraceMixError",
+    "TracerBoolConversionError",
     "TransformsError",
     "tree_util",
     "value_and_grad",

@@ -1,0 +1,235 @@
+"""Issue 11: never a silently wrong derivative. Each test here failed (a wrong number, or a
+confusing error) before the fix it names.
+
+- transposing a custom rule (forward mode of ``custom_vjp``, reverse mode of ``custom_jvp``)
+  refuses control flow on the values being transposed, naming the function and the fix;
+- ``custom_jvp`` / ``custom_vjp`` functions take pytree arguments, as in JAX;
+- namedtuples and registered dataclasses are pytree nodes; unregistered objects are refused
+  with the registration to use;
+- tracers are weak-referenceable.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import transforms as T
+import transforms.numpy as tnp
+
+TOL = 1e-9
+
+
+# ---- a fixed point x = a cos(x) with convergence loops in fwd and bwd ------------------------
+def _iterate(a: Any) -> Any:
+    x = tnp.zeros_like(a)
+    while True:
+        nx = a * tnp.cos(x)
+        if tnp.max(tnp.abs(nx - x)) < 1e-14:
+            return nx
+        x = nx
+
+
+@T.custom_vjp
+def fixed_point(a: Any) -> Any:
+    return _iterate(a)
+
+
+def _fp_fwd(a: Any) -> tuple[Any, Any]:
+    x = fixed_point(a)
+    return x, (a, x)
+
+
+def _fp_bwd(res: Any, ct: Any) -> tuple[Any]:
+    a, x = res  # adjoint fixed point w = ct + w * df/dx, df/dx = -a sin x; then w * df/da
+    w = ct
+    while True:
+        nw = ct - w * a * tnp.sin(x)
+        if tnp.max(tnp.abs(nw - w)) < 1e-14:  # control flow on the cotangent
+            return (nw * tnp.cos(x),)
+        w = nw
+
+
+fixed_point.defvjp(_fp_fwd, _fp_bwd)
+
+
+def _fp_exact(a: Any) -> Any:
+    x = np.asarray(_iterate(np.asarray(a, dtype=float)))
+    return np.cos(x) / (1 + a * np.sin(x))
+
+
+def test_custom_vjp_loop_grad_is_exact() -> None:
+    assert_allclose(T.grad(fixed_point)(0.5), _fp_exact(0.5), rtol=TOL)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: T.jvp(fixed_point, (0.5,), (1.0,)),
+        lambda: T.jacfwd(fixed_point)(0.5),
+        lambda: T.hessian(fixed_point)(0.5),
+        lambda: T.jvp(T.grad(fixed_point), (0.5,), (1.0,)),
+    ],
+    ids=["jvp", "jacfwd", "hessian", "jvp-of-grad"],
+)
+def test_custom_vjp_loop_forward_mode_refused(call: Any) -> None:
+    # before: ~1e-2 off with no error (the adjoint loop stopped after one step at ct = 0)
+    with pytest.raises(T.ConcretizationTypeError) as info:
+        call()
+    message = str(info.value)
+    assert isinstance(info.value, TypeError)
+    assert "custom_vjp function fixed_point" in message
+    assert "cotangent" in message and "T.custom_root" in message
+
+
+def test_custom_vjp_bool_in_bwd_is_tracer_bool_conversion_error() -> None:
+    @T.custom_vjp
+    def f(x: Any) -> Any:
+        return 2 * x
+
+    def bwd(_: Any, ct: Any) -> tuple[Any]:
+        return (2 * ct if ct else ct,)  # bool() of the cotangent
+
+    f.defvjp(lambda x: (f(x), None), bwd)
+    assert_allclose(T.grad(f)(1.0), 2.0)
+    with pytest.raises(T.TracerBoolConversionError, match=r"custom_vjp function f.*bool"):
+        T.jvp(f, (1.0,), (1.0,))
+
+
+def test_custom_vjp_item_in_bwd_refused() -> None:
+    @T.custom_vjp
+    def f(x: Any) -> Any:
+        return 2 * x
+
+    f.defvjp(lambda x: (f(x), None), lambda _, ct: (ct * (2.0 if ct.item() > 0 else -2.0),))
+    with pytest.raises(T.ConcretizationTypeError, match=r"\.item\(\)"):
+        T.jvp(f, (1.0,), (1.0,))
+
+
+def test_custom_vjp_linear_bwd_still_transposes_exactly() -> None:
+    @T.custom_vjp
+    def f(x: Any) -> Any:
+        return tnp.sin(x)
+
+    def bwd(x: Any, ct: Any) -> tuple[Any]:
+        # control flow on residuals and zeros_like of the cotangent are fine
+        scale = 3.0 if tnp.all(x > 0) else 1.0
+        return (scale * tnp.cos(x) * ct + tnp.zeros_like(ct),)
+
+    f.defvjp(lambda x: (f(x), x), bwd)
+    x = np.array([0.3, 1.2])
+    assert_allclose(T.jacfwd(f)(x), np.diag(3 * np.cos(x)), rtol=TOL)
+
+
+def test_custom_vjp_loop_jacrev_names_function() -> None:
+    # before: a `vmap:` error that did not say which function
+    a = np.array([0.5, 0.7])
+    assert_allclose(T.grad(lambda a: tnp.sum(fixed_point(a)))(a), _fp_exact(a), rtol=TOL)
+    with pytest.raises(T.TracerBoolConversionError) as info:
+        T.jacrev(fixed_point)(a)
+    message = str(info.value)
+    assert "custom_vjp function fixed_point" in message and "bwd rule" in message
+
+
+# ---- the same fixed point with a custom_jvp whose tangent rule iterates ----------------------
+@T.custom_jvp
+def fixed_point_jvp(a: Any) -> Any:
+    return _iterate(a)
+
+
+@fixed_point_jvp.defjvp
+def _fpj_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (a,), (da,) = primals, tangents
+    x = fixed_point_jvp(a)
+    dx = tnp.zeros_like(x)
+    while True:  # dx = cos(x) da - a sin(x) dx
+        ndx = tnp.cos(x) * da - a * tnp.sin(x) * dx
+        if tnp.max(tnp.abs(ndx - dx)) < 1e-14:  # control flow on the tangent
+            return x, ndx
+        dx = ndx
+
+
+def test_custom_jvp_loop_forward_exact_reverse_refused() -> None:
+    assert_allclose(T.jvp(fixed_point_jvp, (0.5,), (1.0,))[1], _fp_exact(0.5), rtol=TOL)
+    for call in (lambda: T.grad(fixed_point_jvp)(0.5), lambda: T.hessian(fixed_point_jvp)(0.5)):
+        with pytest.raises(T.ConcretizationTypeError) as info:
+            call()
+        message = str(info.value)
+        assert "custom_jvp function fixed_point_jvp" in message and "tangent" in message
+    with pytest.raises(T.TracerBoolConversionError, match="custom_jvp function fixed_point_jvp"):
+        T.jacfwd(fixed_point_jvp)(np.array([0.5, 0.7]))
+
+
+# ---- pytree arguments of custom rules --------------------------------------------------------
+def test_custom_jvp_pytree_arguments_every_mode() -> None:
+    @T.custom_jvp
+    def f(p: Any, y: Any) -> Any:
+        return tnp.sin(p["w"]) * p["b"][0] + y
+
+    @f.defjvp
+    def f_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+        (p, y), (tp, ty) = primals, tangents
+        w, b = p["w"], p["b"][0]
+        # the rule's own scale 2 shows it was used
+        return f(p, y), 2 * (tnp.cos(w) * b * tp["w"] + tnp.sin(w) * tp["b"][0] + ty)
+
+    p = {"w": np.array(0.3), "b": (np.array(1.5),)}
+    g = T.grad(f)(p, 0.2)
+    assert set(g) == {"w", "b"} and isinstance(g["b"], tuple)
+    assert_allclose(g["w"], 2 * np.cos(0.3) * 1.5, rtol=TOL)
+    assert_allclose(g["b"][0], 2 * np.sin(0.3), rtol=TOL)
+    assert_allclose(T.grad(f, argnums=1)(p, 0.2), 2.0)
+    t = {"w": np.array(1.0), "b": (np.array(0.0),)}
+    assert_allclose(T.jvp(f, (p, 0.2), (t, 0.0))[1], 2 * np.cos(0.3) * 1.5, rtol=TOL)
+    h = T.hessian(lambda w: f({"w": w, "b": (np.array(1.5),)}, 0.2))(np.array(0.3))
+    assert_allclose(h, -2 * np.sin(0.3) * 1.5, rtol=TOL)
+
+
+def test_custom_vjp_pytree_arguments_every_mode() -> None:
+    @T.custom_vjp
+    def f(p: Any) -> Any:
+        return p[0] * p[1]
+
+    def bwd(p: Any, ct: Any) -> tuple[Any]:
+        return ((3 * ct * p[1], 3 * ct * p[0]),)  # scaled by 3: the rule is used
+
+    f.defvjp(lambda p: (f(p), p), bwd)
+    g = T.grad(f)((np.array(2.0), np.array(5.0)))
+    assert isinstance(g, tuple)
+    assert_allclose(g, (15.0, 6.0))
+    out = T.jvp(f, ((np.array(2.0), np.array(5.0)),), ((np.array(1.0), np.array(0.0)),))[1]
+    assert_allclose(out, 15.0)
+    xs = np.array([1.0, 2.0, 3.0])
+    assert_allclose(T.vmap(T.grad(lambda x: f((x, x))))(xs), 6 * xs)
+
+    def bad(p: Any, ct: Any) -> tuple[Any]:
+        return ([ct, ct],)  # a list for a tuple argument
+
+    f.defvjp(lambda p: (f(p), p), bad)
+    with pytest.raises(TypeError, match=r"custom_vjp bwd of f.*structure"):
+        T.grad(f)((np.array(2.0), np.array(5.0)))
+
+
+# ---- weak references --------------------------------------------------------------------------
+def test_tracers_are_weak_referenceable_in_every_transform() -> None:
+    # before: TypeError: cannot create weak reference to 'VJPTracer' object
+    cache: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+    seen: list[str] = []
+
+    def f(x: Any) -> Any:
+        ref = weakref.ref(x)
+        assert ref() is x
+        cache["x"] = x  # a user cache keyed to the traced value
+        seen.append(type(x).__name__)
+        return tnp.sum(cache["x"] ** 2)
+
+    x = np.array([1.0, 2.0])
+    assert_allclose(T.grad(f)(x), 2 * x)
+    assert_allclose(T.jvp(f, (x,), (np.ones(2),))[1], 6.0)
+    assert_allclose(T.vmap(f)(np.eye(2)), [1.0, 1.0])
+    assert_allclose(T.hessian(f)(x), 2 * np.eye(2))
+    assert {"VJPTracer", "JVPTracer", "BatchTracer"} <= set(seen)
