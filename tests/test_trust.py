@@ -233,3 +233,156 @@ def test_tracers_are_weak_referenceable_in_every_transform() -> None:
     assert_allclose(T.vmap(f)(np.eye(2)), [1.0, 1.0])
     assert_allclose(T.hessian(f)(x), 2 * np.eye(2))
     assert {"VJPTracer", "JVPTracer", "BatchTracer"} <= set(seen)
+
+
+# ---- custom_root and custom_linear_solve: exact in every mode ---------------------------------
+def _chord(f: Any, x: Any) -> Any:
+    """A solver with a convergence loop (on plain arrays: it is never traced)."""
+    x = np.asarray(x, dtype=float)
+    for _ in range(200):
+        fx = np.asarray(f(x))
+        if np.max(np.abs(fx)) < 1e-15:
+            break
+        x = x - fx / 1.3
+    return x
+
+
+def _root_fp(a: Any) -> Any:
+    """x = a cos(x) as the root of x - a cos(x)."""
+    return T.custom_root(
+        lambda x: x - a * tnp.cos(x), tnp.zeros_like(a), _chord, lambda g, y: y / g(1.0)
+    )
+
+
+def _fd(f: Any, x: float, h: float = 1e-5) -> Any:
+    return (np.asarray(f(x + h)) - np.asarray(f(x - h))) / (2 * h)
+
+
+def test_custom_root_value_and_every_mode() -> None:
+    a = 0.5
+    x = np.asarray(_root_fp(a))
+    assert_allclose(x, a * np.cos(x), atol=1e-15)
+    exact = _fp_exact(a)
+    for value in (
+        T.grad(_root_fp)(a),
+        T.jvp(_root_fp, (a,), (1.0,))[1],
+        T.jacfwd(_root_fp)(a),
+        T.jacrev(_root_fp)(a),
+    ):
+        assert_allclose(value, exact, rtol=TOL)
+    second = _fd(_fp_exact, a)
+    for value in (
+        T.hessian(_root_fp)(a),
+        T.grad(T.grad(_root_fp))(a),
+        T.jvp(T.grad(_root_fp), (a,), (1.0,))[1],
+    ):
+        assert_allclose(value, second, rtol=1e-7)
+    third = _fd(lambda a: T.hessian(_root_fp)(a), a)  # third order, against the second
+    assert_allclose(T.grad(T.grad(T.grad(_root_fp)))(a), third, rtol=1e-6)
+
+
+def test_custom_root_closed_form_sqrt_and_vmap_of_derivatives() -> None:
+    def newton(f: Any, x: Any) -> Any:
+        for _ in range(60):
+            x = x - f(x) / (2 * x)
+        return x
+
+    def sqrt(a: Any) -> Any:
+        def diagonal_solve(g: Any, y: Any) -> Any:  # f's Jacobian is diagonal
+            return y / g(np.ones_like(y))
+
+        return T.custom_root(lambda x: x**2 - a, tnp.ones_like(a), newton, diagonal_solve)
+
+    a = np.array([4.0, 2.0, 9.0])
+    assert_allclose(sqrt(a), np.sqrt(a), rtol=1e-14)
+    assert_allclose(T.jacfwd(sqrt)(a), np.diag(0.5 / np.sqrt(a)), rtol=TOL, atol=1e-14)
+    assert_allclose(T.jacrev(sqrt)(a), np.diag(0.5 / np.sqrt(a)), rtol=TOL, atol=1e-14)
+    h = T.hessian(lambda a: tnp.sum(sqrt(a)))(a)
+    assert_allclose(h, np.diag(-0.25 * a**-1.5), rtol=TOL, atol=1e-14)
+    # vmap over the values f closes over: refused clearly (the solver runs per example)
+    with pytest.raises(NotImplementedError, match=r"custom_root: .* batched by vmap"):
+        T.vmap(sqrt)(a)
+
+
+def test_custom_root_has_aux() -> None:
+    def counted(f: Any, x: Any) -> Any:
+        return _chord(f, x), "converged"
+
+    def root(a: Any) -> Any:
+        x, aux = T.custom_root(
+            lambda x: x - a * tnp.cos(x), 0.0, counted, lambda g, y: y / g(1.0), has_aux=True
+        )
+        assert aux == "converged"
+        return x
+
+    assert_allclose(T.grad(root)(0.5), _fp_exact(0.5), rtol=TOL)
+
+
+def _jacobi(matvec: Any, b: Any) -> Any:
+    x = np.zeros_like(b)
+    for _ in range(500):
+        r = b - matvec(x)
+        if np.max(np.abs(r)) < 1e-15:
+            break
+        x = x + r / 5.0
+    return x
+
+
+M = np.array([[5.0, 1.0, 0.5], [0.2, 4.0, 1.0], [0.3, 0.1, 6.0]])
+B = np.array([1.0, -2.0, 0.5])
+
+
+def test_custom_linear_solve_in_b_every_mode_and_vmap() -> None:
+    def f(b: Any) -> Any:
+        return T.custom_linear_solve(lambda x: M @ x, b, _jacobi, _jacobi_t)
+
+    def _jacobi_t(vecmat: Any, b: Any) -> Any:
+        return _jacobi(vecmat, b)
+
+    inv = np.linalg.inv(M)
+    assert_allclose(f(B), inv @ B, rtol=1e-12)
+    assert_allclose(T.jacfwd(f)(B), inv, rtol=1e-12, atol=1e-14)
+    assert_allclose(T.jacrev(f)(B), inv, rtol=1e-12, atol=1e-14)
+    assert_allclose(T.hessian(lambda b: tnp.sum(f(b) ** 2))(B), 2 * inv.T @ inv, rtol=1e-10)
+    bs = np.stack([B, 2 * B, -B])
+    assert_allclose(T.vmap(f)(bs), bs @ inv.T, rtol=1e-12)
+    assert_allclose(T.vmap(T.grad(lambda b: tnp.sum(f(b))))(bs), np.tile(inv.sum(0), (3, 1)))
+
+
+def test_custom_linear_solve_in_the_operator_every_mode() -> None:
+    def f(scale: Any) -> Any:  # (M + s I) x = B
+        x = T.custom_linear_solve(
+            lambda x: M @ x + scale * x, B, _jacobi, lambda vm, b: _jacobi(vm, b)
+        )
+        return tnp.sum(x * tnp.arange(1.0, 4.0))
+
+    def exact(s: float) -> Any:
+        return np.linalg.solve(M + s * np.eye(3), B) @ np.arange(1.0, 4.0)
+
+    s = 0.3
+    assert_allclose(f(s), exact(s), rtol=1e-12)
+    first = _fd(exact, s)
+    for value in (T.grad(f)(s), T.jvp(f, (s,), (1.0,))[1], T.jacfwd(f)(s), T.jacrev(f)(s)):
+        assert_allclose(value, first, rtol=1e-8)
+    second = _fd(lambda s: _fd(exact, s, 1e-3), s, 1e-3)
+    assert_allclose(T.hessian(f)(s), second, rtol=1e-5)
+    assert_allclose(T.grad(T.grad(f))(s), T.hessian(f)(s), rtol=1e-12)
+
+
+def test_custom_linear_solve_symmetric_and_missing_transpose() -> None:
+    A = M + M.T
+
+    def f(b: Any) -> Any:
+        return tnp.sum(T.custom_linear_solve(lambda x: A @ x, b, _cg, symmetric=True))
+
+    def _cg(matvec: Any, b: Any) -> Any:
+        return np.linalg.solve(np.stack([matvec(e) for e in np.eye(3)], axis=1), b)
+
+    assert_allclose(T.grad(f)(B), np.linalg.solve(A, np.ones(3)), rtol=1e-12)
+
+    def g(b: Any) -> Any:
+        return tnp.sum(T.custom_linear_solve(lambda x: M @ x, b, _cg))
+
+    assert_allclose(T.jvp(g, (B,), (B,))[1], np.sum(np.linalg.solve(M, B)), rtol=1e-12)
+    with pytest.raises(TypeError, match=r"custom_linear_solve: reverse mode .*transpose_solve"):
+        T.grad(g)(B)

@@ -14,6 +14,8 @@ from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
 from .compose import checkpoint as checkpoint
 from .compose import custom_jvp as custom_jvp
+from .compose import custom_linear_solve as custom_linear_solve
+from .compose import custom_root as custom_root
 from .compose import custom_vjp as custom_vjp
 from .compose import grad as grad
 from .compose import hessian as hessian
@@ -50,6 +52,8 @@ __all__ = [
     "checkpoint",
     "ConcretizationTypeError",
     "custom_jvp",
+    "custom_linear_solve",
+    "custom_root",
     "custom_vjp",
     "defbatch",
     "defjvp",
