@@ -40,7 +40,8 @@ class BatchTracer(Tracer):
     @property
     def shape(self) -> tuple[int, ...]:
         shape = _shape(self.value)
-        return shape[: self.bdim] + shape[self.bdim + 1 :]
+        bdim = self.bdim
+        return shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :]
 
     def __bool__(self) -> NoReturn:
         raise TracerBoolConversionError(

@@ -49,6 +49,23 @@ class VJPTracer(Tracer):
     def primal(self) -> Any:
         return self._primal
 
+    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
+    @property
+    def shape(self) -> tuple[int, ...]:
+        try:
+            shape: tuple[int, ...] = self._primal.shape
+        except AttributeError:  # a Python scalar
+            return np.shape(self._primal)
+        return shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = self._primal.dtype
+        except AttributeError:
+            return np.result_type(self._primal)
+        return dtype
+
 
 class VJPTrace(Trace[VJPTracer]):
     """One live ``vjp``: records tape entries whose pullbacks are made by the VJP makers.
