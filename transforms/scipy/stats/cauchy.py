@@ -41,9 +41,9 @@ def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.cauchy.logcdf``, ``log(cdf)``."""
-    return log_probability(cdf(x, loc, scale))
+    return log_probability(cdf(x, loc, scale), lambda: sf(x, loc, scale))
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.cauchy.logsf``, ``log(sf)``."""
-    return log_probability(sf(x, loc, scale))
+    return log_probability(sf(x, loc, scale), lambda: cdf(x, loc, scale))

@@ -50,9 +50,9 @@ def sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) ->
 
 def logcdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.t.logcdf``, ``log(cdf)``; refused in ``df``."""
-    return log_probability(cdf(x, df, loc, scale))
+    return log_probability(cdf(x, df, loc, scale), lambda: sf(x, df, loc, scale))
 
 
 def logsf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.t.logsf``, ``log(sf)``; refused in ``df``."""
-    return log_probability(sf(x, df, loc, scale))
+    return log_probability(sf(x, df, loc, scale), lambda: cdf(x, df, loc, scale))
