@@ -74,7 +74,7 @@ def _custom_jvp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_jvp_call_p = Primitive("custom_jvp_call", _custom_jvp_impl)
+custom_jvp_call_p: Primitive[Any] = Primitive("custom_jvp_call", _custom_jvp_impl)
 
 
 def _custom_jvp_rule(tangents: Sequence[Any], ans: Any, *args: Any, jvp: Any, **_: Any) -> Any:
@@ -197,7 +197,7 @@ def _custom_vjp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_impl)
+custom_vjp_call_p: Primitive[Any] = Primitive("custom_vjp_call", _custom_vjp_impl)
 
 
 def _custom_vjp_maker(
@@ -338,5 +338,5 @@ def stop_gradient(x: Tree) -> Tree:
         array(3.)
     """
     if isinstance(x, (np.ndarray, Tracer)):
-        return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+        return stop_gradient_p.bind(x)  # type: ignore[return-value]
     return tree_map(stop_gradient_p.bind, x)

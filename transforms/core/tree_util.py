@@ -101,8 +101,12 @@ class PyTreeDef(Generic[Tree]):
         leaves = list(leaves)
         if len(leaves) != self.num_leaves:
             raise ValueError(f"expected {self.num_leaves} leaves for {self}, got {len(leaves)}")
-        it = iter(leaves)
-        tree: Tree = self._build(it)
+        if self.kind is None:
+            tree: Tree = leaves[0]
+        elif all(c is _LEAF for c in self.children):  # its children are its leaves
+            tree = _REGISTRY[self.kind].unflatten(self.aux, leaves)
+        else:
+            tree = self._build(iter(leaves))
         return tree
 
     def _build(self, leaves: Any) -> Any:
@@ -126,10 +130,21 @@ def tree_flatten(
 ) -> tuple[list[Any], PyTreeDef[Tree]]:
     """Split ``tree`` into its leaves (left to right) and its structure; a subtree for which
     ``is_leaf`` returns True is one leaf."""
+    if is_leaf is None and type(tree) not in _REGISTRY:  # a bare array: transforms flatten many
+        return [tree], _LEAF
     leaves: list[Any] = []
     if is_leaf is not None:
         return leaves, _flatten_until(tree, leaves, is_leaf)
     return leaves, _flatten(tree, leaves)
+
+
+# The structures of tuples, lists and dicts whose children are all leaves (the arguments of
+# a call, a dict of parameters), shared: the transforms flatten the same few on every call,
+# and building a PyTreeDef costs more than finding it. Bounded: a program with many shapes
+# of such nodes stops adding to it.
+_FLAT_NODES: dict[tuple[type, Hashable, int], PyTreeDef[Any]] = {}
+_FLAT_NODES_MAX = 4096
+_SHARED_KINDS = (tuple, list, dict)  # their aux: None, or a dict's sorted keys
 
 
 def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef[Any]:
@@ -138,8 +153,27 @@ def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef[Any]:
         leaves.append(tree)
         return _LEAF
     children, aux = kind.flatten(tree)
-    defs = tuple(_flatten(c, leaves) for c in children)
-    return PyTreeDef(type(tree), aux, defs, sum(d.num_leaves for d in defs))
+    defs = []
+    nodes = False  # whether a child is a node
+    for c in children:
+        if type(c) in _REGISTRY:
+            defs.append(_flatten(c, leaves))
+            nodes = True
+        else:
+            leaves.append(c)
+            defs.append(_LEAF)
+    if nodes:
+        return PyTreeDef(type(tree), aux, tuple(defs), sum(d.num_leaves for d in defs))
+    n = len(defs)
+    if type(tree) not in _SHARED_KINDS:  # a registered type's aux may be anything
+        return PyTreeDef(type(tree), aux, tuple(defs), n)
+    key = (type(tree), aux, n)
+    node = _FLAT_NODES.get(key)
+    if node is None:
+        node = PyTreeDef(type(tree), aux, tuple(defs), n)
+        if len(_FLAT_NODES) < _FLAT_NODES_MAX:
+            _FLAT_NODES[key] = node
+    return node
 
 
 def tree_unflatten(treedef: PyTreeDef[Tree], leaves: Iterable[Any]) -> Tree:

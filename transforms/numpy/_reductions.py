@@ -61,8 +61,11 @@ Axis = int | Sequence[int] | None
 
 
 def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
-    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``."""
-    if not keepdims:
+    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``.
+
+    Reduced leading axes (a full reduction, the common case) come back by broadcasting alone.
+    """
+    if not keepdims and axes != tuple(range(len(axes))):
         ct = _shape.reshape(ct, _kept_shape(shape, axes))
     return _shape.broadcast_to(ct, shape)
 
@@ -87,7 +90,7 @@ def sum(
     if dtype is not None:
         a = _shape.astype(a, dtype)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return sum_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return sum_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 def mean(
@@ -162,7 +165,7 @@ def prod(
     if dtype is not None:
         a = _shape.astype(a, dtype)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return prod_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return prod_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 # ---- max, min: ties share the derivative equally -------------------------------------------
@@ -208,7 +211,7 @@ def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
     reject_out("max", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return max_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return max_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 def min(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
@@ -216,7 +219,7 @@ def min(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
     reject_out("min", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return min_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return min_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 amax = max
@@ -294,7 +297,7 @@ def median(
     reject_out("median", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return median_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return median_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
