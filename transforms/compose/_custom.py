@@ -29,6 +29,7 @@ from transforms.forward import defjvp, defjvp_joint
 from transforms.numpy import zeros_like
 from transforms.numpy._batching import elementwise_rule
 from transforms.reverse import defvjp, defvjp_argnum
+from transforms.sparsity import defsparsity, defsparsity_inline
 
 from ._core_transforms import vjp_flat
 from ._vmap import vmap
@@ -101,6 +102,7 @@ def _custom_jvp_batch(values: Any, dims: Any, *, fun: Any, jvp: Any) -> tuple[An
 defjvp_joint(custom_jvp_call_p, _custom_jvp_rule)
 defvjp_argnum(custom_jvp_call_p, _custom_jvp_vjp)
 defbatch(custom_jvp_call_p, _custom_jvp_batch)
+defsparsity_inline(custom_jvp_call_p)  # the primal function's pattern
 
 
 class custom_jvp(Generic[P, R]):
@@ -255,6 +257,7 @@ def _custom_vjp_batch(
 defjvp_joint(custom_vjp_call_p, _custom_vjp_jvp)
 defvjp_argnum(custom_vjp_call_p, _custom_vjp_maker)
 defbatch(custom_vjp_call_p, _custom_vjp_batch)
+defsparsity_inline(custom_vjp_call_p)
 
 
 class custom_vjp(Generic[P, R]):
@@ -328,6 +331,7 @@ stop_gradient_p = Primitive("stop_gradient", lambda x: x)
 defjvp(stop_gradient_p, None)
 defvjp(stop_gradient_p, None)
 defbatch(stop_gradient_p, elementwise_rule(stop_gradient_p))
+defsparsity(stop_gradient_p, None)
 
 
 def stop_gradient(x: Tree) -> Tree:
