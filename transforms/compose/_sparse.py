@@ -59,9 +59,12 @@ def _input(args: tuple[Any, ...], argnums: int, name: str) -> tuple[int, Any]:
             f"{name}: argument {position} must be an array, got {type(x).__name__}; "
             "flatten a pytree argument into one array (e.g. with tnp.concatenate)"
         )
-    x = np.asarray(concrete(x))
     check_differentiable(x, name, f"argument {position}")
-    return position, x
+    value = np.asarray(concrete(x))
+    if value.shape != np.shape(x):
+        # a value batched by an outer vmap: detection follows it one example at a time
+        return position, x
+    return position, value
 
 
 def _detect(
@@ -69,7 +72,7 @@ def _detect(
 ) -> tuple[Pattern, tuple[int, ...], int]:
     """The output's pattern and shape, and the number of inputs, for ``fun(*args)``."""
     position, x = _input(args, argnums, name)
-    n = x.size
+    n = int(np.prod(np.shape(x)))
     with new_trace(lambda level: SparsityTrace(level, n, second_order, name)) as trace:
         full = list(args)
         full[position] = input_tracer(trace, x, 0)
@@ -133,12 +136,15 @@ def hessian_sparsity(fun: Callable[..., Any], argnums: int = 0) -> Callable[...,
                [False,  True, False]])
     """
 
-    def sparsity(*args: Any) -> csr_array:
-        pattern, shape, n = _detect(fun, argnums, args, True, "hessian_sparsity")
-        _check_scalar("hessian_sparsity", shape)
-        return _square(pattern, n)
+    return lambda *args: _hessian_pattern(fun, argnums, args, "hessian_sparsity")
 
-    return sparsity
+
+def _hessian_pattern(
+    fun: Callable[..., Any], argnums: int, args: tuple[Any, ...], name: str
+) -> csr_array:
+    pattern, shape, n = _detect(fun, argnums, args, True, name)
+    _check_scalar(name, shape)
+    return _square(pattern, n)
 
 
 def _check_scalar(name: str, shape: tuple[int, ...]) -> None:
@@ -380,10 +386,11 @@ def _plan_jacobian(pattern: Any, mode: Mode) -> _JacobianPlan:
         row_colors = column_coloring(pattern.T)
         if mode == "reverse" or _count(row_colors) < _count(colors):
             colors, forward = row_colors, False
-    rows, cols = column_positions(pattern, colors)
     if forward:
-        read = (cols, rows)  # (J S)[i, color[j]], the products stacked as (color, i)
+        rows, color_of_column = column_positions(pattern, colors)
+        read = (color_of_column, rows)  # (J S)[i, color[j]], the products stacked as (color, i)
     else:
+        rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
         read = (colors[rows], pattern.indices.astype(np.int64))  # (W J)[color[i], j]
     return _JacobianPlan(pattern, forward, colors, read)
 
@@ -425,7 +432,7 @@ def sparse_hessian(
         plan = plans.get(key)
         if plan is None:
             if sparsity is None:
-                pattern = hessian_sparsity(fun, argnums)(*args)
+                pattern = _hessian_pattern(fun, argnums, args, "sparse_hessian")
             else:
                 pattern = _given(sparsity, (x0.size, x0.size), x0.size, "sparse_hessian")
             colors = star_coloring(pattern)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Primitive, concrete, register_interpreter
+from transforms.core import Primitive, Tracer, concrete, register_interpreter
 
 from ._pattern import (
     Pattern,
@@ -133,7 +133,9 @@ def multiply_rule(ans: Any, values: Any, patterns: Any, **_: Any) -> Pattern | N
     if out is None or (patterns[0] is not None and patterns[1] is not None):
         return out
     constant = values[1] if patterns[0] is not None else values[0]
-    keep = np.broadcast_to(np.asarray(concrete(constant)) != 0, _shape(ans)).ravel()
+    if isinstance(constant, Tracer):
+        return out  # a value of an outer transform: its zeros may vary (per example of a vmap)
+    keep = np.broadcast_to(np.asarray(constant) != 0, _shape(ans)).ravel()
     if keep.all():
         return out
     rows = np.flatnonzero(keep)
@@ -229,7 +231,9 @@ def scan_rule(nonlinear_: bool) -> SparsityRule:
 # ---- contractions -----------------------------------------------------------------------------
 def _structural_nonzero(value: Any, p: Pattern | None) -> Any:
     """Which elements may be non-zero: any traced one, and a constant's non-zeros."""
-    nonzero = np.asarray(concrete(value)) != 0
+    if isinstance(value, Tracer):  # a value of an outer transform: its zeros may vary
+        return np.ones(_shape(value), dtype=bool)
+    nonzero = np.asarray(value) != 0
     if p is not None:
         nonzero = nonzero | (np.diff(p.g.indptr) > 0).reshape(nonzero.shape)
     return nonzero
