@@ -28,24 +28,23 @@ IntArray = np.ndarray[Any, np.dtype[np.int64]]
 def column_coloring(pattern: Any) -> IntArray:
     """Colors of the columns of a boolean sparse ``pattern`` such that no two columns of one
     color have a non-zero in the same row."""
-    csr = pattern.tocsr()
-    csc = pattern.tocsc()
-    n = csr.shape[1]
-    r_ptr, r_idx = csr.indptr.tolist(), csr.indices.tolist()
-    c_ptr, c_idx = csc.indptr.tolist(), csc.indices.tolist()
+    csr = scipy_sparse().csr_array(pattern, dtype=bool)
+    conflicts = (csr.T @ csr).tocsr()  # columns sharing a row (SciPy, in C)
+    return _greedy(conflicts.indptr.tolist(), conflicts.indices.tolist(), csr.shape[1])
+
+
+def _greedy(ptr: list[int], idx: list[int], n: int) -> IntArray:
+    """The smallest color not taken by an earlier neighbour, vertex by vertex."""
     color = [-1] * n
-    mark: list[int] = []
+    mark = [-1] * (n + 1)
     for j in range(n):
-        for r in c_idx[c_ptr[j] : c_ptr[j + 1]]:
-            for k in r_idx[r_ptr[r] : r_ptr[r + 1]]:
-                c = color[k]
-                if c >= 0:
-                    mark[c] = j
+        for k in idx[ptr[j] : ptr[j + 1]]:
+            c = color[k]
+            if c >= 0:
+                mark[c] = j
         c = 0
-        while c < len(mark) and mark[c] == j:
+        while mark[c] == j:
             c += 1
-        if c == len(mark):
-            mark.append(-1)
         color[j] = c
     return np.asarray(color, dtype=np.int64)
 
@@ -60,10 +59,12 @@ def column_positions(pattern: Any, colors: IntArray) -> tuple[IntArray, IntArray
 def star_coloring(pattern: Any) -> IntArray:
     """A symmetric coloring of the square boolean ``pattern`` (a Hessian's) from which
     ``H S`` recovers every entry directly (see the module docstring)."""
-    csr = (pattern + pattern.T).tocsr()
-    n = csr.shape[0]
-    ptr, idx = csr.indptr.tolist(), csr.indices.tolist()
-    neighbours = [[k for k in idx[ptr[i] : ptr[i + 1]] if k != i] for i in range(n)]
+    sym = scipy_sparse().csr_array(pattern + pattern.T, dtype=bool)
+    sym.setdiag(False)
+    sym.eliminate_zeros()
+    n = sym.shape[0]
+    ptr, idx = sym.indptr.tolist(), sym.indices.tolist()
+    neighbours = [idx[ptr[i] : ptr[i + 1]] for i in range(n)]
     color = [-1] * n
     # count[i][c]: the colored vertices of color c among i and its neighbours
     count: list[dict[int, int]] = [{} for _ in range(n)]

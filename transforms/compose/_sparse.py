@@ -16,7 +16,7 @@ transform (``vmap``, ``grad``) the non-zero values are traced, and the result is
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -274,21 +274,34 @@ def _signature(args: tuple[Any, ...]) -> Any:
     return str(tree), tuple((np.shape(a), str(np.result_type(concrete(a)))) for a in leaves)
 
 
-def _seeds(colors: np.ndarray[Any, Any], shape: tuple[int, ...], dtype: Any) -> Any:
-    """One 0/1 seed per color (``(colors, *shape)``): the elements of that color."""
+def _seeds(
+    colors: np.ndarray[Any, Any], shape: tuple[int, ...], dtype: Any, cache: dict[Any, Any]
+) -> Any:
+    """One 0/1 seed per color (``(colors, *shape)``): the elements of that color (made once
+    per plan, read-only)."""
+    key = (shape, str(dtype))
+    if key in cache:
+        return cache[key]
     ncolors = int(colors.max()) + 1 if colors.size else 0
     seeds = np.zeros((ncolors, colors.size), dtype=dtype)
     seeds[colors, np.arange(colors.size)] = 1
-    return seeds.reshape((ncolors, *shape))
+    seeds = seeds.reshape((ncolors, *shape))
+    seeds.flags.writeable = False
+    cache[key] = seeds
+    return seeds
 
 
 # ---- sparse Jacobians --------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _JacobianPlan:
+class _Plan:
+    """What a sparse derivative reuses per argument shapes: the pattern, its coloring, where
+    each non-zero is read in the compressed products, and the seeds."""
+
     pattern: Any
     forward: bool
     colors: np.ndarray[Any, np.dtype[np.int64]]
     read: tuple[Any, Any]  # (color index, element index) of each non-zero in the products
+    seeds: dict[Any, Any] = field(default_factory=dict)
 
 
 def sparse_jacobian(
@@ -325,9 +338,9 @@ def sparse_jacobian(
         raise ValueError(
             f"sparse_jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}"
         )
-    plans: dict[Any, _JacobianPlan] = {}
+    plans: dict[Any, _Plan] = {}
 
-    def plan_for(args: tuple[Any, ...], n: int) -> _JacobianPlan:
+    def plan_for(args: tuple[Any, ...], n: int) -> _Plan:
         key = _signature(args)
         plan = plans.get(key)
         if plan is None:
@@ -352,13 +365,13 @@ def sparse_jacobian(
         pattern = plan.pattern
         m = pattern.shape[0]
         if plan.forward:
-            seeds = _seeds(plan.colors, x0.shape, x0.dtype)
+            seeds = _seeds(plan.colors, x0.shape, x0.dtype, plan.seeds)
             products = vmap(lambda t: jvp(f, (x,), (t,))[1])(seeds)
         else:
             out, pullback = vjp(f, x)
             if int(np.size(out)) != m:
                 _mismatch(pattern.shape, int(np.size(out)), x0.size)
-            seeds = _seeds(plan.colors, tuple(np.shape(out)), _dtype(out))
+            seeds = _seeds(plan.colors, tuple(np.shape(out)), _dtype(out), plan.seeds)
             products = vmap(lambda w: pullback(w)[0])(seeds)
         products = tnp.reshape(products, (len(seeds), -1))
         if plan.forward and np.shape(products)[1] != m:
@@ -377,7 +390,7 @@ def _mismatch(shape: tuple[int, int], m: int, n: int) -> None:
     )
 
 
-def _plan_jacobian(pattern: Any, mode: Mode) -> _JacobianPlan:
+def _plan_jacobian(pattern: Any, mode: Mode) -> _Plan:
     forward = mode == "forward"
     if mode in ("auto", "forward"):
         colors = column_coloring(pattern)
@@ -392,7 +405,7 @@ def _plan_jacobian(pattern: Any, mode: Mode) -> _JacobianPlan:
     else:
         rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
         read = (colors[rows], pattern.indices.astype(np.int64))  # (W J)[color[i], j]
-    return _JacobianPlan(pattern, forward, colors, read)
+    return _Plan(pattern, forward, colors, read)
 
 
 def _count(colors: np.ndarray[Any, Any]) -> int:
@@ -424,7 +437,7 @@ def sparse_hessian(
                [2., 6., 4.],
                [0., 4., 0.]])
     """
-    plans: dict[Any, tuple[Any, np.ndarray[Any, Any], tuple[Any, Any]]] = {}
+    plans: dict[Any, _Plan] = {}
 
     def hessian(*args: Any) -> Any:
         position, x0 = _input(args, argnums, "sparse_hessian")
@@ -437,8 +450,8 @@ def sparse_hessian(
                 pattern = _given(sparsity, (x0.size, x0.size), x0.size, "sparse_hessian")
             colors = star_coloring(pattern)
             rows, cols = star_positions(pattern, colors)
-            plan = plans[key] = (pattern, colors, (cols, rows))
-        pattern, colors, read = plan
+            plan = plans[key] = _Plan(pattern, False, colors, (cols, rows))
+        pattern = plan.pattern
         x = args[position]
 
         def f(x: Any) -> Any:
@@ -451,9 +464,9 @@ def sparse_hessian(
         if pattern.nnz == 0:
             f(x)
             return _result(np.zeros(0, dtype=x0.dtype), pattern)
-        seeds = _seeds(colors, x0.shape, x0.dtype)
+        seeds = _seeds(plan.colors, x0.shape, x0.dtype, plan.seeds)
         products = vmap(lambda v: hvp(f, (x,), (v,))[1][0])(seeds)
         products = tnp.reshape(products, (len(seeds), -1))
-        return _result(products[read], pattern)
+        return _result(products[plan.read], pattern)
 
     return hessian

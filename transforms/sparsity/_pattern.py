@@ -25,7 +25,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Pattern", "scipy_sparse", "linear_map", "union", "cross", "broadcast", "gather"]
+__all__ = [
+    "Pattern",
+    "scipy_sparse",
+    "linear_map",
+    "union",
+    "cross",
+    "broadcast",
+    "gather",
+    "h_apply",
+    "h_union",
+]
 
 
 def scipy_sparse() -> ModuleType:
@@ -57,7 +67,7 @@ class Pattern:
 
     def apply(self, s: Any) -> Pattern:
         """The pattern of ``S @ value`` for a boolean linear map ``S`` (out x self.size)."""
-        return Pattern(s @ self.g, None if self.h is None else s @ self.h, self.n)
+        return Pattern(s @ self.g, None if self.h is None else h_apply(s, self.h), self.n)
 
     def with_h(self, h: Any) -> Pattern:
         return Pattern(self.g, h, self.n)
@@ -115,7 +125,7 @@ def union(patterns: Sequence[Pattern]) -> Pattern:
     for p in patterns[1:]:
         g = g + p.g
         if h is not None and p.h is not None:
-            h = h + p.h
+            h = h_union(h, p.h)
     return Pattern(g, h, first.n)
 
 
@@ -136,8 +146,47 @@ def cross(a: Any, b: Any, n: int) -> Any:
     cb = b.indices[b.indptr[rows] + t % width].astype(np.int64)
     all_rows = np.concatenate([rows, rows])
     cols = np.concatenate([ca * n + cb, cb * n + ca])
-    data = np.ones(all_rows.size, dtype=bool)
-    return sparse.csr_array((data, (all_rows, cols)), shape=(m, n * n))
+    return _from_entries(all_rows, cols, (m, n * n))
+
+
+# Second-order rows have n * n columns: SciPy's sparse products and general sums allocate work
+# arrays of the column count, so these two operations on them are written with sorting.
+def _from_entries(rows: Any, keys: Any, shape: tuple[int, int]) -> Any:
+    """The canonical boolean csr_array with ones at ``(rows[k], keys[k])``."""
+    width = shape[1]
+    combined = np.asarray(rows, dtype=np.int64) * width + keys
+    combined.sort()
+    if combined.size:
+        combined = combined[np.concatenate(([True], combined[1:] != combined[:-1]))]
+    rows, keys = np.divmod(combined, width)
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    out = scipy_sparse().csr_array((np.ones(keys.size, dtype=bool), keys, indptr), shape=shape)
+    out.has_canonical_format = True
+    return out
+
+
+def _entries(h: Any) -> tuple[Any, Any]:
+    rows = np.repeat(np.arange(h.shape[0], dtype=np.int64), np.diff(h.indptr))
+    return rows, h.indices.astype(np.int64)
+
+
+def h_apply(s: Any, h: Any) -> Any:
+    """``s @ h`` for a boolean linear map ``s`` (csr) and second-order rows ``h``."""
+    s = s.tocsr()
+    out_rows = np.repeat(np.arange(s.shape[0], dtype=np.int64), np.diff(s.indptr))
+    sources = s.indices.astype(np.int64)
+    counts = np.diff(h.indptr)[sources]
+    total = int(counts.sum())
+    starts = np.repeat(h.indptr[sources].astype(np.int64) - (np.cumsum(counts) - counts), counts)
+    keys = h.indices[starts + np.arange(total)].astype(np.int64)
+    return _from_entries(np.repeat(out_rows, counts), keys, (s.shape[0], h.shape[1]))
+
+
+def h_union(a: Any, b: Any) -> Any:
+    """Row by row, the union of two second-order structures."""
+    (ra, ka), (rb, kb) = _entries(a), _entries(b)
+    return _from_entries(np.concatenate([ra, rb]), np.concatenate([ka, kb]), a.shape)
 
 
 def nonlinear(p: Pattern) -> Pattern:
@@ -145,7 +194,7 @@ def nonlinear(p: Pattern) -> Pattern:
     pairs are added to its second-order structure."""
     if p.h is None:
         return p
-    return p.with_h(p.h + cross(p.g, p.g, p.n))
+    return p.with_h(h_union(p.h, cross(p.g, p.g, p.n)))
 
 
 def dense(patterns: Sequence[Pattern], m: int, nonlinear_: bool) -> Pattern:
@@ -155,13 +204,13 @@ def dense(patterns: Sequence[Pattern], m: int, nonlinear_: bool) -> Pattern:
     n = patterns[0].n
     ones = np.ones((1, patterns[0].size), dtype=bool)
     g = sparse.csr_array(ones) @ patterns[0].g
-    h = None if patterns[0].h is None else sparse.csr_array(ones) @ patterns[0].h
+    h = None if patterns[0].h is None else h_apply(sparse.csr_array(ones), patterns[0].h)
     for p in patterns[1:]:
         row = sparse.csr_array(np.ones((1, p.size), dtype=bool))
         g = g + row @ p.g
         if h is not None and p.h is not None:
-            h = h + row @ p.h
+            h = h_union(h, h_apply(row, p.h))
     if h is not None and nonlinear_:
-        h = h + cross(g, g, n)
+        h = h_union(h, cross(g, g, n))
     repeat = sparse.csr_array(np.ones((m, 1), dtype=bool))
-    return Pattern(repeat @ g, None if h is None else repeat @ h, n)
+    return Pattern(repeat @ g, None if h is None else h_apply(repeat, h), n)

@@ -37,6 +37,8 @@ from ._pattern import (
     cross,
     dense,
     gather,
+    h_apply,
+    h_union,
     linear_map,
     nonlinear,
     scipy_sparse,
@@ -109,7 +111,7 @@ def elementwise_pattern(
         h = out.h
         for i, j in pairs:
             if i in spread and j in spread:
-                h = h + cross(spread[i].g, spread[j].g, out.n)
+                h = h_union(h, cross(spread[i].g, spread[j].g, out.n))
         out = out.with_h(h)
     return out
 
@@ -268,7 +270,7 @@ def matmul_rule(ans: Any, values: Any, patterns: Any, **_: Any) -> Pattern | Non
     if out.h is not None and pa is not None and pb is not None and out_rows.size:
         terms = cross(pa.g[from_a], pb.g[from_b], out.n)
         to_rows = linear_map(out_rows, np.arange(out_rows.size), (size, out_rows.size))
-        out = out.with_h(out.h + to_rows @ terms)
+        out = out.with_h(h_union(out.h, h_apply(to_rows, terms)))
     return out
 
 
