@@ -15,9 +15,10 @@ transform (``vmap``, ``grad``) the non-zero values are traced, and the result is
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec
 
 import numpy as np
 
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 Mode = Literal["auto", "forward", "reverse"]
+P = ParamSpec("P")
 
 
 # ---- detection ------------------------------------------------------------------------------
@@ -90,7 +92,7 @@ def _detect(
     return Pattern(empty, h, n), shape, n
 
 
-def jacobian_sparsity(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., csr_array]:
+def jacobian_sparsity(fun: Callable[P, Any], argnums: int = 0) -> Callable[P, csr_array]:
     """The structural non-zeros of ``fun``'s Jacobian in argument ``argnums``, by tracing.
 
     Returns a function that, called with ``fun``'s arguments, gives a boolean
@@ -110,14 +112,14 @@ def jacobian_sparsity(fun: Callable[..., Any], argnums: int = 0) -> Callable[...
                [False, False,  True,  True]])
     """
 
-    def sparsity(*args: Any) -> csr_array:
-        pattern, _, _ = _detect(fun, argnums, args, False, "jacobian_sparsity")
+    def sparsity(*args: P.args, **kwargs: P.kwargs) -> csr_array:
+        pattern, _, _ = _detect(_with(fun, kwargs), argnums, args, False, "jacobian_sparsity")
         return _canonical(pattern.g)
 
     return sparsity
 
 
-def hessian_sparsity(fun: Callable[..., Any], argnums: int = 0) -> Callable[..., csr_array]:
+def hessian_sparsity(fun: Callable[P, Any], argnums: int = 0) -> Callable[P, csr_array]:
     """The structural non-zeros of the Hessian of a scalar ``fun`` in argument ``argnums``.
 
     Returns a function that gives a symmetric boolean ``scipy.sparse.csr_array`` of shape
@@ -136,7 +138,15 @@ def hessian_sparsity(fun: Callable[..., Any], argnums: int = 0) -> Callable[...,
                [False,  True, False]])
     """
 
-    return lambda *args: _hessian_pattern(fun, argnums, args, "hessian_sparsity")
+    def sparsity(*args: P.args, **kwargs: P.kwargs) -> csr_array:
+        return _hessian_pattern(_with(fun, kwargs), argnums, args, "hessian_sparsity")
+
+    return sparsity
+
+
+def _with(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Callable[..., Any]:
+    """``fun`` with its keyword arguments bound (detection and products pass positions)."""
+    return functools.partial(fun, **kwargs) if kwargs else fun
 
 
 def _hessian_pattern(
@@ -226,6 +236,10 @@ class SparseMatrix:
         out = tnp.zeros(self.shape, dtype=_dtype(self.data))
         return tnp.at(out)[self._rows(), self.indices].add(self.data)
 
+    def toarray(self) -> Any:
+        """The dense ``(m, n)`` matrix (SciPy's name for ``todense``)."""
+        return self.todense()
+
     def tocsr(self) -> csr_array:
         """SciPy's ``csr_array`` (of concrete values)."""
         data = np.asarray(concrete(self.data))
@@ -259,17 +273,19 @@ def _unflatten_sparse(aux: Hashable, children: list[Any]) -> SparseMatrix:
 register_pytree_node(SparseMatrix, _flatten_sparse, _unflatten_sparse)
 
 
-def _result(data: Any, pattern: Any) -> Any:
+def _result(data: Any, pattern: Any) -> csr_array | SparseMatrix:
+    """SciPy's csr_array of the non-zeros, or a SparseMatrix if they are traced."""
     if isinstance(data, Tracer):
         return SparseMatrix(
             data, pattern.indices.astype(np.int64), pattern.indptr.astype(np.int64), pattern.shape
         )
-    return scipy_sparse().csr_array(
+    out: csr_array = scipy_sparse().csr_array(
         (np.asarray(data), pattern.indices, pattern.indptr), shape=pattern.shape
     )
+    return out
 
 
-def _signature(args: tuple[Any, ...]) -> Any:
+def _signature(args: Any) -> Any:
     leaves, tree = tree_flatten(args)
     return str(tree), tuple((np.shape(a), str(np.result_type(concrete(a)))) for a in leaves)
 
@@ -305,11 +321,11 @@ class _Plan:
 
 
 def sparse_jacobian(
-    fun: Callable[..., Any],
+    fun: Callable[P, Any],
     argnums: int = 0,
     sparsity: Any = None,
     mode: Mode = "auto",
-) -> Callable[..., Any]:
+) -> Callable[P, csr_array | SparseMatrix]:
     """The Jacobian of ``fun`` in argument ``argnums``, as a sparse matrix, by coloring.
 
     Columns that share no row are pushed together: one JVP per color of a column coloring
@@ -340,8 +356,7 @@ def sparse_jacobian(
         )
     plans: dict[Any, _Plan] = {}
 
-    def plan_for(args: tuple[Any, ...], n: int) -> _Plan:
-        key = _signature(args)
+    def plan_for(fun: Callable[..., Any], args: tuple[Any, ...], key: Any, n: int) -> _Plan:
         plan = plans.get(key)
         if plan is None:
             if sparsity is None:
@@ -352,15 +367,16 @@ def sparse_jacobian(
             plans[key] = plan
         return plan
 
-    def jacobian(*args: Any) -> Any:
+    def jacobian(*args: P.args, **kwargs: P.kwargs) -> csr_array | SparseMatrix:
         position, x0 = _input(args, argnums, "sparse_jacobian")
-        plan = plan_for(args, x0.size)
+        bound = _with(fun, kwargs)
+        plan = plan_for(bound, args, _signature((args, kwargs)), x0.size)
         x = args[position]
 
         def f(x: Any) -> Any:
             full = list(args)
             full[position] = x
-            return fun(*full)
+            return bound(*full)
 
         pattern = plan.pattern
         m = pattern.shape[0]
@@ -414,8 +430,8 @@ def _count(colors: np.ndarray[Any, Any]) -> int:
 
 # ---- sparse Hessians ---------------------------------------------------------------------------
 def sparse_hessian(
-    fun: Callable[..., Any], argnums: int = 0, sparsity: Any = None
-) -> Callable[..., Any]:
+    fun: Callable[P, Any], argnums: int = 0, sparsity: Any = None
+) -> Callable[P, csr_array | SparseMatrix]:
     """The Hessian of a scalar ``fun`` in argument ``argnums``, as a sparse matrix.
 
     A star coloring of the (detected, or given by ``sparsity=``) symmetric pattern lets one
@@ -439,13 +455,14 @@ def sparse_hessian(
     """
     plans: dict[Any, _Plan] = {}
 
-    def hessian(*args: Any) -> Any:
+    def hessian(*args: P.args, **kwargs: P.kwargs) -> csr_array | SparseMatrix:
         position, x0 = _input(args, argnums, "sparse_hessian")
-        key = _signature(args)
+        bound = _with(fun, kwargs)
+        key = _signature((args, kwargs))
         plan = plans.get(key)
         if plan is None:
             if sparsity is None:
-                pattern = _hessian_pattern(fun, argnums, args, "sparse_hessian")
+                pattern = _hessian_pattern(bound, argnums, args, "sparse_hessian")
             else:
                 pattern = _given(sparsity, (x0.size, x0.size), x0.size, "sparse_hessian")
             colors = star_coloring(pattern)
@@ -457,7 +474,7 @@ def sparse_hessian(
         def f(x: Any) -> Any:
             full = list(args)
             full[position] = x
-            out = fun(*full)
+            out = bound(*full)
             _check_scalar("sparse_hessian", tuple(np.shape(out)))
             return out
 
