@@ -80,7 +80,7 @@ class _WatchTrace(Trace[_WatchTracer]):
         self.reads: list[tuple[Any, ...]] = []
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values = []
         for a in args:
@@ -132,7 +132,7 @@ def _checkpoint_impl(*args: Any, fun: Callable[..., Any]) -> Any:
     return fun(*args)
 
 
-checkpoint_call_p = Primitive("checkpoint_call", _checkpoint_impl)
+checkpoint_call_p: Primitive[Any] = Primitive("checkpoint_call", _checkpoint_impl)
 defsparsity_inline(checkpoint_call_p)
 
 

@@ -80,7 +80,7 @@ defsparsity(cumsum_p, scan_rule(False))
 def cumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
     """Differentiable ``numpy.cumsum``."""
     x, ax = _prepared("cumsum", a, axis, dtype, out)
-    return cumsum_p.bind(x, axis=ax)  # type: ignore[no-any-return]
+    return cumsum_p.bind(x, axis=ax)
 
 
 # ---- cumprod -----------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None 
     """Differentiable ``numpy.cumprod``, exact where elements are zero (no division by
     ``a``); its rules are log-depth scans, ``O(n log n)`` along the axis."""
     x, ax = _prepared("cumprod", a, axis, dtype, out)
-    return cumprod_p.bind(x, axis=ax)  # type: ignore[no-any-return]
+    return cumprod_p.bind(x, axis=ax)
 
 
 # ---- diff --------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from ._rules import SparsityRule as SparsityRule
 from ._rules import axes_rule as axes_rule
 from ._rules import defsparsity as defsparsity
 from ._rules import defsparsity_inline as defsparsity_inline
+from ._rules import dense_linear_rule as dense_linear_rule
 from ._rules import dense_rule as dense_rule
 from ._rules import elementwise_rule as elementwise_rule
 from ._rules import has_sparsity_rule as has_sparsity_rule
@@ -29,6 +30,7 @@ __all__ = [
     "axes_rule",
     "defsparsity",
     "defsparsity_inline",
+    "dense_linear_rule",
     "dense_rule",
     "dependencies",
     "elementwise_rule",

@@ -60,26 +60,27 @@ __all__ = [
     "multiply_rule",
     "axes_rule",
     "dense_rule",
+    "dense_linear_rule",
 ]
 
 SparsityRule = Callable[..., Any]  # -> Pattern | tuple[Pattern | None, ...] | None
 
 _INLINE = object()
-_RULES: dict[Primitive, SparsityRule | object | None] = {}
+_RULES: dict[Primitive[Any], SparsityRule | object | None] = {}
 
 
-def defsparsity(primitive: Primitive, rule: SparsityRule | None) -> None:
+def defsparsity(primitive: Primitive[Any], rule: SparsityRule | None) -> None:
     """Define how ``primitive`` maps its operands' sparsity patterns to its output's
     (``None``: the output depends on no input, a zero derivative)."""
     _RULES[primitive] = rule
 
 
-def defsparsity_inline(primitive: Primitive) -> None:
+def defsparsity_inline(primitive: Primitive[Any]) -> None:
     """Detect through ``primitive`` by calling its ``fun`` parameter on the traced operands."""
     _RULES[primitive] = _INLINE
 
 
-def has_sparsity_rule(primitive: Primitive, argnum: int = 0) -> bool:
+def has_sparsity_rule(primitive: Primitive[Any], argnum: int = 0) -> bool:
     """Whether ``primitive`` has a sparsity rule (one rule covers every argument)."""
     return primitive in _RULES
 
@@ -156,7 +157,7 @@ def _stack(blocks: Sequence[Pattern]) -> Pattern:
     return Pattern(g, h, blocks[0].n)
 
 
-def index_rule(primitive: Primitive, data: Sequence[int] | None = None) -> SparsityRule:
+def index_rule(primitive: Primitive[Any], data: Sequence[int] | None = None) -> SparsityRule:
     """The rule of an operation that copies elements of its ``data`` operands (all of them by
     default): ``primitive`` applied to the element numbers of those operands (``-1`` for a
     constant's) gives, for each output element, the number of the element it copies."""
@@ -301,6 +302,13 @@ def dense_rule(ans: Any, values: Any, patterns: Any, **_: Any) -> Any:
     if isinstance(ans, tuple):
         return tuple(dense(traced, int(np.size(a)), True) for a in ans)
     return dense(traced, int(np.size(ans)), True)
+
+
+def dense_linear_rule(ans: Any, values: Any, patterns: Any, **_: Any) -> Any:
+    """Every output element depends on every traced operand element, linearly: an operator
+    known only as a function (``custom_linear_solve``'s solve)."""
+    traced = [p for p in patterns if p is not None]
+    return dense(traced, int(np.size(ans)), False)
 
 
 register_interpreter("sparsity", has_sparsity_rule, define="transforms.sparsity.defsparsity")

@@ -49,7 +49,7 @@ class SparsityTrace(Trace[SparsityTracer]):
         self.second_order = second_order
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         rule = _RULES.get(primitive, _MISSING)
         if rule is _INLINE:  # custom rules, checkpoint: the function itself, on our tracers
