@@ -8,6 +8,7 @@ non-zero of ``jacfwd``/``hessian`` (soundness), and the sparse results must equa
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -452,3 +453,9 @@ def test_constant_function_has_an_empty_pattern() -> None:
     assert T.jacobian_sparsity(f)(x).nnz == 0
     assert T.sparse_jacobian(f)(x).toarray().tolist() == np.zeros((3, 3)).tolist()
     assert T.sparse_hessian(lambda x: tnp.sum(3 * x))(x).nnz == 0
+
+
+def test_without_scipy_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "scipy.sparse", None)  # as if SciPy were not installed
+    with pytest.raises(ImportError, match=r"pip install 'transforms\[scipy\]'"):
+        T.jacobian_sparsity(lambda x: x * 2)(np.ones(3))

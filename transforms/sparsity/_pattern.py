@@ -42,7 +42,7 @@ def scipy_sparse() -> ModuleType:
     """``scipy.sparse``, or an ImportError that names the extra to install."""
     try:
         import scipy.sparse
-    except ImportError as e:  # pragma: no cover - the test environment has SciPy
+    except ImportError as e:
         raise ImportError(
             "sparsity detection and sparse Jacobians/Hessians need SciPy (their results are "
             "scipy.sparse arrays): pip install 'transforms[scipy]'"
