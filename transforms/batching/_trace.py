@@ -60,7 +60,7 @@ class BatchTrace(Trace[BatchTracer]):
         self.axis_size = axis_size
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values: list[Any] = []
         dims: list[int | None] = []

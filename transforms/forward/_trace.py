@@ -60,7 +60,7 @@ class JVPTrace(Trace[JVPTracer]):
         super().__init__(level, name)
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         primals: list[Any] = []
         tangents: list[Any] = []

@@ -506,7 +506,7 @@ def _shift(x: ArrayLike, axes: int | Sequence[int] | None, inverse: bool) -> Arr
         axes_t = tuple(_normalize_axis(a, ndim) for a in axes)
     if not axes_t:
         return operand  # type: ignore[no-any-return]
-    return fftshift_p.bind(operand, axes=axes_t, inverse=inverse)  # type: ignore[no-any-return]
+    return fftshift_p.bind(operand, axes=axes_t, inverse=inverse)
 
 
 def fftshift(x: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:

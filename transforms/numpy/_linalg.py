@@ -218,7 +218,7 @@ def _require_square(a: Any, name: str) -> None:
         )
 
 
-def _front_rule(primitive: Primitive) -> BatchRule:
+def _front_rule(primitive: Primitive[Any]) -> BatchRule:
     """Batch a one-operand primitive that already broadcasts over leading dimensions."""
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
@@ -268,7 +268,7 @@ def inv(a: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.inv`` (stacks of matrices too)."""
     a = _operand(a)
     _require_square(a, "inv")
-    return inv_p.bind(a, nan_if_singular=False)  # type: ignore[no-any-return]
+    return inv_p.bind(a, nan_if_singular=False)
 
 
 # ---- cofactor: the gradient of det, and its derivatives of every order ---------------------------
@@ -490,7 +490,7 @@ def det(a: ArrayLike) -> Array:
     gradient is the cofactor matrix, see the module notes)."""
     a = _operand(a)
     _require_square(a, "det")
-    return det_p.bind(a)  # type: ignore[no-any-return]
+    return det_p.bind(a)
 
 
 # ---- slogdet (sign, logabsdet) -------------------------------------------------------------------
@@ -653,9 +653,7 @@ def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any 
     constant rank: exact for full-rank ``a``; at a rank-deficient ``a`` it holds only along
     directions that keep the rank (the pseudo-inverse is discontinuous there)."""
     a = _operand(a)
-    return pinv_p.bind(  # type: ignore[no-any-return]
-        a, rcond=rcond, hermitian=hermitian, rtol=rtol
-    )
+    return pinv_p.bind(a, rcond=rcond, hermitian=hermitian, rtol=rtol)
 
 
 # ---- lstsq: a composite of pinv, matmul and svd --------------------------------------------------
@@ -764,7 +762,7 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
     _require_square(a, "cholesky")
     if upper:
         return _mH(cholesky_p.bind(_mH(a)))  # type: ignore[no-any-return]
-    return cholesky_p.bind(a)  # type: ignore[no-any-return]
+    return cholesky_p.bind(a)
 
 
 # ---- qr (mode='reduced') ------------------------------------------------------------------------
@@ -949,7 +947,7 @@ def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:
     _require_square(a, "eigvalsh")
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    return eigvalsh_p.bind(a, UPLO=UPLO)  # type: ignore[no-any-return]
+    return eigvalsh_p.bind(a, UPLO=UPLO)
 
 
 # ---- eig (general square; complex outputs in general) --------------------------------------------

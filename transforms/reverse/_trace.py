@@ -89,7 +89,7 @@ class VJPTrace(Trace[VJPTracer]):
         return VJPTracer(self, value, len(self.tape) - 1)
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         # The hot path of reverse mode. NumPy is called directly when nothing below can be
         # traced (the lowest trace: bind has already refused any other trace's tracer). One
