@@ -1,14 +1,17 @@
-"""Pytrees: nested containers (tuple, list, dict, None, registered types) of array leaves.
+"""Pytrees: nested containers (tuple, list, dict, None, namedtuples, registered types) of
+array leaves.
 
 Transforms flatten their inputs and outputs to lists of leaves, act on the leaves, and
 rebuild the same structure. ``None`` is an empty node (no leaves), as in JAX; dict children
-are ordered by sorted key, so two dicts with the same keys flatten alike.
+are ordered by sorted key, so two dicts with the same keys flatten alike. Every namedtuple
+class is a node (registered the first time one is flattened), as in JAX.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
@@ -22,6 +25,7 @@ __all__ = [
     "tree_structure",
     "tree_map",
     "register_pytree_node",
+    "register_dataclass",
     "tree_all",
     "tree_reduce",
     "tree_transpose",
@@ -83,6 +87,77 @@ register_pytree_node(
 register_pytree_node(type(None), lambda _: ((), None), lambda _, __: None)
 
 
+def _node_kind(tree: object) -> _NodeKind | None:
+    """How ``tree`` flattens, or None for a leaf; a namedtuple class is registered when first
+    seen (a node in every transform, as in JAX)."""
+    kind = _REGISTRY.get(type(tree))
+    if kind is None and isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+        cls = type(tree)
+        kind = _REGISTRY[cls] = _NodeKind(lambda t: (t, None), lambda _, kids: cls(*kids))
+    return kind
+
+
+def register_dataclass(
+    nodetype: type[T],
+    data_fields: Sequence[str] | None = None,
+    meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
+) -> type[T]:
+    """Make a dataclass-like class a pytree node (JAX's ``jax.tree_util.register_dataclass``).
+
+    Args:
+        nodetype: the class; its constructor takes every field as a keyword.
+        data_fields: the fields holding arrays (the leaves, differentiated); by default,
+            for a dataclass, every field not marked ``field(metadata={"static": True})``.
+        meta_fields: static fields (hashable, part of the structure); by default, for a
+            dataclass, the fields marked static.
+        drop_fields: dataclass fields left out of both (for ``init=False`` fields).
+
+    Returns:
+        ``nodetype`` itself, so that it works as a decorator.
+
+    Example:
+        >>> import dataclasses
+        >>> import transforms as T
+        >>> @T.tree_util.register_dataclass
+        ... @dataclasses.dataclass
+        ... class Params:
+        ...     w: object
+        ...     b: object
+        ...     name: str = dataclasses.field(default="lin", metadata={"static": True})
+        >>> T.grad(lambda p: p.w * p.b)(Params(2.0, 3.0))
+        Params(w=array(3.), b=array(2.), name='lin')
+    """
+    if data_fields is None or meta_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(
+                f"register_dataclass: {nodetype.__name__} is not a dataclass, so data_fields "
+                "and meta_fields must both be given"
+            )
+        fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
+        if data_fields is None:
+            data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        if meta_fields is None:
+            meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data, meta = tuple(data_fields), tuple(meta_fields)
+    if set(data) & set(meta):
+        raise ValueError(
+            f"register_dataclass: {nodetype.__name__}: fields {sorted(set(data) & set(meta))} "
+            "are both data and meta fields"
+        )
+
+    def flatten(obj: T) -> tuple[list[Any], Hashable]:
+        return [getattr(obj, n) for n in data], tuple(getattr(obj, n) for n in meta)
+
+    def unflatten(aux: Hashable, children: list[Any]) -> T:
+        fields = dict(zip(data, children, strict=True))
+        fields.update(zip(meta, aux, strict=True))  # type: ignore[call-overload]
+        return nodetype(**fields)
+
+    register_pytree_node(nodetype, flatten, unflatten)
+    return nodetype
+
+
 @dataclass(frozen=True)
 class PyTreeDef(Generic[Tree]):
     """The structure of a pytree: everything but its leaves. ``kind is None`` marks a leaf.
@@ -130,8 +205,8 @@ def tree_flatten(
 ) -> tuple[list[Any], PyTreeDef[Tree]]:
     """Split ``tree`` into its leaves (left to right) and its structure; a subtree for which
     ``is_leaf`` returns True is one leaf."""
-    if is_leaf is None and type(tree) not in _REGISTRY:  # a bare array: transforms flatten many
-        return [tree], _LEAF
+    if is_leaf is None and type(tree) not in _REGISTRY and not isinstance(tree, tuple):
+        return [tree], _LEAF  # a bare array: every transform flattens many
     leaves: list[Any] = []
     if is_leaf is not None:
         return leaves, _flatten_until(tree, leaves, is_leaf)
@@ -148,7 +223,7 @@ _SHARED_KINDS = (tuple, list, dict)  # their aux: None, or a dict's sorted keys
 
 
 def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef[Any]:
-    kind = _REGISTRY.get(type(tree))
+    kind = _node_kind(tree)
     if kind is None:
         leaves.append(tree)
         return _LEAF
@@ -156,7 +231,7 @@ def _flatten(tree: Any, leaves: list[Any]) -> PyTreeDef[Any]:
     defs = []
     nodes = False  # whether a child is a node
     for c in children:
-        if type(c) in _REGISTRY:
+        if type(c) in _REGISTRY or isinstance(c, tuple):  # a namedtuple not yet seen too
             defs.append(_flatten(c, leaves))
             nodes = True
         else:
@@ -244,7 +319,7 @@ def tree_map(f: Callable[..., Any], tree: Any, /, *rest: Any, is_leaf: IsLeaf = 
 # ---- more of JAX's tree utilities ----------------------------------------------------------
 def _flatten_until(tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) -> PyTreeDef[Any]:
     """``_flatten`` that stops at the subtrees ``is_leaf`` accepts."""
-    kind = None if is_leaf(tree) else _REGISTRY.get(type(tree))
+    kind = None if is_leaf(tree) else _node_kind(tree)
     if kind is None:
         leaves.append(tree)
         return _LEAF

@@ -587,7 +587,7 @@ def diagflat(v: ArrayLike, k: int = 0) -> Array:
     return diag(ravel(_operand(v)), k)
 
 
-def _triangle(m: Any, k: int, lower: bool) -> Any:
+def _triangle(m: Any, k: int, lower: bool) -> Array:
     m = _operand(m)
     shape = shape_of(m)
     if not shape:
@@ -601,12 +601,12 @@ def _triangle(m: Any, k: int, lower: bool) -> Any:
 
 def tril(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.tril``: a composite of ``where`` with a constant mask."""
-    return _triangle(m, k, lower=True)  # type: ignore[no-any-return]
+    return _triangle(m, k, lower=True)
 
 
 def triu(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.triu``: a composite of ``where`` with a constant mask."""
-    return _triangle(m, k, lower=False)  # type: ignore[no-any-return]
+    return _triangle(m, k, lower=False)
 
 
 # ---- sort, partition: a permutation without derivative, then take_along_axis ------------------

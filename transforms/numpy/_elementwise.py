@@ -194,7 +194,7 @@ def conjugate(x: ArrayLike) -> Array:
     """Differentiable ``numpy.conjugate`` (the identity on real traced values)."""
     x = _operand(x)
     if is_traced(x) and not is_complex(x):
-        return x  # type: ignore[return-value]
+        return x
     return conjugate_p.bind(x)
 
 
@@ -202,7 +202,7 @@ def real(val: ArrayLike) -> Array:
     """Differentiable ``numpy.real`` (the identity on real traced values)."""
     x = _operand(val)
     if is_traced(x) and not is_complex(x):
-        return x  # type: ignore[no-any-return]
+        return x
     return real_p.bind(x)
 
 
@@ -287,7 +287,7 @@ def nan_to_num(
 def positive(x: ArrayLike) -> Array:
     """Differentiable ``numpy.positive``: the identity (a composite of nothing)."""
     v = _operand(x)
-    return v if is_traced(v) else np.positive(v)  # type: ignore[no-any-return]
+    return v if is_traced(v) else np.positive(v)
 
 
 def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
@@ -298,10 +298,10 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     if not is_traced(a):
         return np.real_if_close(a, tol)
     if not is_complex(a):
-        return a  # type: ignore[return-value]
+        return a
     if tol > 1:
         tol = float(np.finfo(dtype_of(a)).eps) * tol
-    return real(a) if bool(np.all(np.abs(np.imag(concrete(a))) < tol)) else a  # type: ignore[return-value]
+    return real(a) if bool(np.all(np.abs(np.imag(concrete(a))) < tol)) else a
 
 
 # ---- sinc: a Taylor polynomial near 0, where sin(y)/y and its derivatives cancel ------------

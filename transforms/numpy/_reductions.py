@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -362,7 +362,7 @@ def var(
     return sum(_abs2(d), axes, keepdims=keepdims) / (denominator if denominator > 0 else 0)
 
 
-def _safe_sqrt(v: Any) -> Any:
+def _safe_sqrt(v: Any) -> Array:
     """``sqrt(v)`` whose derivative is 0, not NaN, where ``v == 0`` exactly.
 
     ``sqrt``'s derivative is infinite at 0, and a zero tangent times it is NaN. Here the
@@ -394,7 +394,7 @@ def std(
     """
     reject_out("std", out)
     v = var(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
-    return _safe_sqrt(v)  # type: ignore[no-any-return]
+    return _safe_sqrt(v)
 
 
 def average(
@@ -661,10 +661,10 @@ def nanmean(
     axes = normalize_axes(axis, len(shape_of(a)))
     total = sum(filled, axes, keepdims=keepdims)
     count = _nan_count(a, mask, axes, keepdims, dtype_of(total))
-    return _divide_by_count(total, count, mask)  # type: ignore[no-any-return]
+    return _divide_by_count(total, count, mask)
 
 
-def _divide_by_count(total: Any, count: Any, mask: Any) -> Any:
+def _divide_by_count(total: Array, count: Any, mask: Any) -> Array:
     """``total / count``, NaN (with zero derivative, and no warning) where ``count <= 0``."""
     if mask is None:  # a plain count of every element
         return total / (count if count > 0 else 0)
@@ -672,7 +672,9 @@ def _divide_by_count(total: Any, count: Any, mask: Any) -> Any:
     return _shape.where(positive, total / _shape.where(positive, count, 1), np.nan)
 
 
-def _nan_extremum(reduce: Any, fill: float, a: Any, axis: Axis, keepdims: bool) -> Any:
+def _nan_extremum(
+    reduce: Callable[..., Array], fill: float, a: Any, axis: Axis, keepdims: bool
+) -> Array:
     a = _operand(a)
     filled, mask = _nan_filled(a, fill)
     result = reduce(filled, axis, keepdims=keepdims)
@@ -687,14 +689,14 @@ def nanmax(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = F
     """Differentiable ``numpy.nanmax`` (a composite: NaNs replaced by ``-inf``, then ``max``;
     an all-NaN group gives NaN). Tied maxima share the derivative."""
     reject_out("nanmax", out)
-    return _nan_extremum(max, -np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
+    return _nan_extremum(max, -np.inf, a, axis, keepdims)
 
 
 def nanmin(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.nanmin`` (a composite: NaNs replaced by ``inf``, then ``min``;
     an all-NaN group gives NaN). Tied minima share the derivative."""
     reject_out("nanmin", out)
-    return _nan_extremum(min, np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
+    return _nan_extremum(min, np.inf, a, axis, keepdims)
 
 
 def nanvar(
@@ -721,7 +723,7 @@ def nanvar(
     dof = count - _ddof(ddof, correction)
     if not keepdims and mask is not None:
         dof = _shape.reshape(dof, shape_of(squares))
-    return _divide_by_count(squares, dof, mask)  # type: ignore[no-any-return]
+    return _divide_by_count(squares, dof, mask)
 
 
 def nanstd(
@@ -738,4 +740,4 @@ def nanstd(
     0 where the variance is exactly 0, as for ``std``)."""
     reject_out("nanstd", out)
     v = nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
-    return _safe_sqrt(v)  # type: ignore[no-any-return]
+    return _safe_sqrt(v)
