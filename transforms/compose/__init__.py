@@ -18,6 +18,7 @@ from ._linearize import linearize as linearize
 from ._make_trace import Program as Program
 from ._make_trace import make_trace as make_trace
 from ._vmap import vmap as vmap
+from . import _taylor  # noqa: F401  (registers the custom primitives' Taylor rules)
 
 __all__ = [
     "check_grads",

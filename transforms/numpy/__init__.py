@@ -27,6 +27,7 @@ from . import (
     _reductions,
     _scans,
     _shape,
+    _taylor,
     fft,
     linalg,
 )

@@ -30,6 +30,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, NoRuleError, Primitive, unary_function
 from transforms.forward import defjvp
 from transforms.reverse import Pullback, defvjp
+from transforms.taylor import deftaylor, ode_rule
 
 from ._batching import elementwise_rule
 from ._define import nondifferentiable
@@ -104,6 +105,7 @@ def unary(
             return lambda ct: ct * dx
 
         defvjp(primitive, maker)
+    deftaylor(primitive, ode_rule(primitive))
     defbatch(primitive, elementwise_rule(primitive))
     public = unary_function(
         primitive, _as_operand, name, doc or f"Differentiable ``{name}`` (elementwise)."
@@ -151,6 +153,7 @@ def elementwise(
             vjps.append(_partial_vjp(d, argnum))
     defjvp(primitive, *jvps)
     defvjp(primitive, *vjps)
+    deftaylor(primitive, ode_rule(primitive))
     return primitive, elementwise_function(
         primitive, doc or f"Differentiable ``{name}`` (elementwise)."
     )
