@@ -1,5 +1,6 @@
 """The user-facing transforms, built by nesting the interpreters."""
 
+from . import _taylor  # noqa: F401  (registers the custom primitives' Taylor rules)
 from ._api import Pullback as Pullback
 from ._api import grad as grad
 from ._api import hvp as hvp
@@ -18,7 +19,6 @@ from ._linearize import linearize as linearize
 from ._make_trace import Program as Program
 from ._make_trace import make_trace as make_trace
 from ._vmap import vmap as vmap
-from . import _taylor  # noqa: F401  (registers the custom primitives' Taylor rules)
 
 __all__ = [
     "check_grads",

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import batch_rule
-from transforms.core import Primitive
+from transforms.core import Primitive, Tracer
 from transforms.taylor import array_ops, compose, deftaylor, ode_rule
 
 from . import _arithmetic as ar
@@ -48,6 +48,61 @@ def _dtype(x: Any) -> Any:
     return x.dtype if hasattr(x, "dtype") else np.result_type(x)
 
 
+def _plain(*xs: Any) -> bool:
+    """No tracer among ``xs``: the rule may run NumPy itself (the eager hot path)."""
+    return not any(isinstance(x, Tracer) for x in xs)
+
+
+def _with_primal(x: Any, terms: Any) -> Any:
+    """The stack ``x0, x1, ..., xK`` of a primal and its terms."""
+    if _plain(x, terms):
+        return np.concatenate([np.asarray(x)[None], terms])
+    return sh.concatenate([sh.reshape(x, (1, *shape_of(x))), terms], 0)
+
+
+def _stack(terms: list[Any]) -> Any:
+    return np.stack(terms) if _plain(*terms) else sh.stack(terms)
+
+
+def _convolve(w: Any, ys: Any, k: int) -> Any:
+    """``sum_{j=1..k} w[j-1] * ys[k-j]``: ``ys`` a list, or an array holding rows 0..k-1."""
+    if isinstance(ys, np.ndarray) and isinstance(w, np.ndarray):
+        return np.einsum("j...,j...->...", w[:k], ys[k - 1 :: -1])
+    acc = w[0] * ys[k - 1]
+    for j in range(2, k + 1):
+        acc = acc + w[j - 1] * ys[k - j]
+    return acc
+
+
+def _terms_array(order: int, first: Any, plain: bool) -> Any:
+    """Room for ``y0 .. yK`` (an array on the plain path, a list otherwise), ``y0`` set."""
+    if not plain:
+        return [first]
+    first = np.asarray(first)
+    ys = np.empty((order + 1, *first.shape), dtype=first.dtype)
+    ys[0] = first
+    return ys
+
+
+def _store(ys: Any, k: int, value: Any) -> None:
+    if isinstance(ys, list):
+        ys.append(value)
+    else:
+        ys[k] = value
+
+
+def _result(ys: Any) -> Any:
+    return ys[1:] if isinstance(ys, np.ndarray) else sh.stack(ys[1:])
+
+
+@cache
+def _orders(order: int, ndim: int, dtype: Any) -> np.ndarray[Any, Any]:
+    """``1, 2, ..., order`` along axis 0 of a stack."""
+    w = np.arange(1, order + 1, dtype=dtype).reshape((order,) + (1,) * ndim)
+    w.setflags(write=False)
+    return w
+
+
 def _batched(primitive: Primitive, values: list[Any], dims: list[int | None], params: Any) -> Any:
     rule = batch_rule(primitive)
     assert rule is not None
@@ -66,6 +121,10 @@ def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False
     ) -> Any:
         values: list[Any] = []
         dims: list[int | None] = []
+        # the zeros of a constant have the result's dtype (a 0-d int64 array would promote)
+        dtype = next(_dtype(s) for s in series if s is not None)
+        if not primitive.multiple_results:
+            dtype = _dtype(ans)
         for i, (p, s) in enumerate(zip(primals, series, strict=True)):
             if s is not None:
                 values.append(s)
@@ -74,7 +133,7 @@ def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False
                 values.append(p)
                 dims.append(None)
             else:  # a constant operand of a linear map contributes nothing to the terms
-                values.append(np.zeros(shape_of(p), dtype=_dtype(p)))
+                values.append(np.zeros(shape_of(p), dtype=dtype))
                 dims.append(None)
         return _batched(primitive, values, dims, params)
 
@@ -82,7 +141,9 @@ def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False
 
 
 @cache
-def _pairs(order: int, dtype: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+def _pairs(
+    order: int, dtype: Any
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Index pairs ``(j, k - j)`` for ``k = 1..order``, and the matrix summing them by ``k``."""
     pairs = [(k, j, k - j) for k in range(1, order + 1) for j in range(k + 1)]
     left = np.array([j for _, j, _ in pairs])
@@ -105,10 +166,11 @@ def bilinear(primitive: Primitive) -> Any:
             return _batched(primitive, [sa, b], [0, None], params)
         if sa is None:
             return _batched(primitive, [a, sb], [None, 0], params)
-        full_a = sh.concatenate([sh.reshape(a, (1, *shape_of(a))), sa], 0)
-        full_b = sh.concatenate([sh.reshape(b, (1, *shape_of(b))), sb], 0)
+        full_a, full_b = _with_primal(a, sa), _with_primal(b, sb)
         left, right, sums = _pairs(order, _dtype(ans))
         products = _batched(primitive, [full_a[left], full_b[right]], [0, 0], params)
+        if _plain(products):
+            return np.tensordot(sums, products, 1)
         return _products.tensordot(sums, products, 1)
 
     return rule
@@ -118,13 +180,11 @@ def _divide(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any,
     (_, b), (sa, sb) = primals, series
     if sb is None:
         return _batched(ar.divide_p, [sa, b], [0, None], {})
-    q = [ans]
+    q = _terms_array(order, ans, _plain(b, sa, sb, ans) and shape_of(b) == shape_of(ans))
     for k in range(1, order + 1):
-        acc = sb[0] * q[k - 1]
-        for j in range(2, k + 1):
-            acc = acc + sb[j - 1] * q[k - j]
-        q.append((-acc if sa is None else sa[k - 1] - acc) / b)
-    return sh.stack(q[1:])
+        acc = _convolve(sb, q, k)
+        _store(q, k, (-acc if sa is None else sa[k - 1] - acc) / b)
+    return _result(q)
 
 
 def _small_integer(y: Any) -> int | None:
@@ -159,13 +219,65 @@ def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, 
         if n == 0:
             return None
         return compose(lambda x: _integer_power(x, n), order, [x], [sx])
-    terms = [ans]  # k x0 y_k = sum_{j=1..k} ((a+1) j - k) x_j y_{k-j}
+    return _power_series(order, x, sx, y, ans)
+
+
+def _power_series(order: int, x: Any, sx: Any, a: Any, ans: Any) -> Any:
+    """``x**a`` for a constant ``a``: ``k x0 y_k = sum_{j=1..k} ((a+1) j - k) x_j y_{k-j}``."""
+    ys = _terms_array(order, ans, _plain(x, sx, a, ans) and shape_of(x) == shape_of(ans))
+    jx = sx * _orders(order, len(shape_of(sx)) - 1, _dtype(sx))  # j x_j
     for k in range(1, order + 1):
-        acc = sx[0] * terms[k - 1] * ((y + 1) - k)
-        for j in range(2, k + 1):
-            acc = acc + sx[j - 1] * terms[k - j] * ((y + 1) * j - k)
-        terms.append(acc / (k * x))
-    return sh.stack(terms[1:])
+        acc = (a + 1) * _convolve(jx, ys, k) - k * _convolve(sx, ys, k)
+        _store(ys, k, acc / (k * x))
+    return _result(ys)
+
+
+def _sqrt(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    return _power_series(order, primals[0], series[0], 0.5, ans)
+
+
+def _exp(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    """``y' = y x'``: ``k y_k = sum_{j=1..k} j x_j y_{k-j}``."""
+    s = series[0]
+    jx = s * _orders(order, len(shape_of(s)) - 1, _dtype(s))
+    ys = _terms_array(order, ans, _plain(s, ans))
+    for k in range(1, order + 1):
+        _store(ys, k, _convolve(jx, ys, k) / k)
+    return _result(ys)
+
+
+def _log(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    """``x y' = x'``: ``k x0 y_k = k x_k - sum_{j=1..k-1} j y_j x_{k-j}``."""
+    x, s = primals[0], series[0]
+    plain = _plain(x, s, ans)
+    ys = _terms_array(order, ans, plain)
+    jys = _terms_array(order, np.zeros_like(ans), plain)  # j y_j (0 for j = 0)
+    for k in range(1, order + 1):
+        y = (k * s[k - 1] - _convolve(s, jys, k)) / (k * x)
+        _store(ys, k, y)
+        _store(jys, k, k * y)
+    return _result(ys)
+
+
+def _sin_cos(order: int, x: Any, s: Any, sin0: Any, cos0: Any) -> tuple[Any, Any]:
+    """``sin' = cos x'``, ``cos' = -sin x'``: both series, each from the other's."""
+    jx = s * _orders(order, len(shape_of(s)) - 1, _dtype(s))
+    plain = _plain(x, s, sin0, cos0)
+    ss, cs = _terms_array(order, sin0, plain), _terms_array(order, cos0, plain)
+    for k in range(1, order + 1):
+        sk = _convolve(jx, cs, k) / k
+        ck = -_convolve(jx, ss, k) / k
+        _store(ss, k, sk)
+        _store(cs, k, ck)
+    return _result(ss), _result(cs)
+
+
+def _sin(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    return _sin_cos(order, primals[0], series[0], ans, _elementwise.cos(primals[0]))[0]
+
+
+def _cos(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    return _sin_cos(order, primals[0], series[0], _elementwise.sin(primals[0]), ans)[1]
 
 
 def _static_after_first(i: int) -> bool:
@@ -233,5 +345,11 @@ for _p in (ar.multiply_p, _products.matmul_p):
     deftaylor(_p, bilinear(_p))
 deftaylor(ar.divide_p, _divide)
 deftaylor(ar.power_p, _power)
+# recurrences cheaper than the kit's derived rule (which these primitives also have)
+deftaylor(_elementwise.exp_p, _exp)
+deftaylor(_elementwise.log_p, _log)
+deftaylor(_elementwise.sin_p, _sin)
+deftaylor(_elementwise.cos_p, _cos)
+deftaylor(_elementwise.sqrt_p, _sqrt)
 for _p in ODE:
     deftaylor(_p, ode_rule(_p))

@@ -154,9 +154,7 @@ def derivatives(fun: Callable[[Any], Any], order: int) -> Callable[[Any], list[A
     return all_orders
 
 
-def directional_derivatives(
-    fun: Callable[..., Any], order: int
-) -> Callable[[Any, Any], list[Any]]:
+def directional_derivatives(fun: Callable[..., Any], order: int) -> Callable[[Any, Any], list[Any]]:
     """A function of ``(x, v)`` giving the directional derivatives ``d^k/dt^k f(x + t v)`` at
     ``t = 0`` for ``k = 1 .. order`` (``fun`` of one array argument), in one Taylor pass.
 
@@ -165,7 +163,8 @@ def directional_derivatives(
         >>> import transforms as T
         >>> import transforms.numpy as tnp
         >>> f = lambda x: tnp.sum(x**3)
-        >>> [float(d) for d in T.directional_derivatives(f, 3)(np.array([1.0, 2.0]), np.array([1.0, 1.0]))]
+        >>> x, v = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+        >>> [float(d) for d in T.directional_derivatives(f, 3)(x, v)]
         [15.0, 18.0, 12.0]
     """
     _check_order(order, "directional_derivatives")

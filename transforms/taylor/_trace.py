@@ -174,7 +174,11 @@ def _derivative_series(
     if n == 0:
         r = J([None if s is None else s[0] for s in series], ans, *primals, **params)
         if multiple:
-            return None if r is None else tuple(_unwind(ri, None, 0, a) for ri, a in zip(r, ans))
+            return (
+                None
+                if r is None
+                else tuple(_unwind(ri, None, 0, a) for ri, a in zip(r, ans, strict=True))
+            )
         return _unwind(r, None, 0, ans)
     with new_trace(lambda level: JetTrace(level, n)) as inner:
         xs: list[Any] = []
@@ -252,6 +256,8 @@ def compose(
     """The series of ``fn(*operands)`` (a composition of primitives with Taylor rules) at
     operands with the given primals and series: a rule written as a composition."""
     with new_trace(lambda level: JetTrace(level, order)) as inner:
-        xs = [p if s is None else JetTracer(inner, p, s) for p, s in zip(primals, series, strict=True)]
+        xs = [
+            p if s is None else JetTracer(inner, p, s) for p, s in zip(primals, series, strict=True)
+        ]
         r = fn(*xs)
         return r.terms if isinstance(r, JetTracer) and r._trace is inner else None
