@@ -14,6 +14,8 @@ checked before any timing so that a broken benchmark stops instead of printing n
 - W4 Jacobian of ``tanh(B@x)``, B 200 x 200, forward and reverse mode.
 - W5 k-th derivative of ``sin(x)*exp(-x**2/4)`` at a scalar by nesting grad k times, k = 1..6.
 - W6 Hessian-vector product of the W3 function at n = 1000.
+- W7 the k-th derivative of W5's function by Taylor mode (``jet``), k = 1..10, against
+  nested ``grad`` (W5's way) and JAX's ``jet`` (eager).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ HESSIAN_SIZES = (10, 100, 300)
 JACOBIAN_SIZE = 200
 NESTING_ORDERS = range(1, 7)
 NESTING_POINT = 0.7
+TAYLOR_ORDERS = range(1, 11)
 HVP_SIZE = 1000
 MEMORY_SIZE = 2000
 MEMORY_CHUNK = 100
@@ -72,7 +75,7 @@ class Workload:
     floor_label: str
     floor: Callable[[str], Case | None]  # None: the first case's floor serves
     derivative: Callable[[Any, str], Case | None]
-    references: dict[str, tuple[str, Callable[[str], Case]]] = field(default_factory=dict)
+    references: dict[str, tuple[str, Callable[[str], Case | None]]] = field(default_factory=dict)
     primitives: int | None = None  # primitives per call, for the time per primitive
     note: Callable[[], str] | None = None  # an untimed extra measurement, run once
 
@@ -317,6 +320,26 @@ def _w5(b: Any, case: str) -> Case:
     return Case(lambda: f(x), np.array(bump_derivative(k, NESTING_POINT)))
 
 
+# ---- W7: Taylor mode ----------------------------------------------------------------------------
+def _w7(b: Any, case: str) -> Case | None:
+    """All k derivatives in one ``jet`` pass (the k-th is returned), where the library has one."""
+    if b.jet is None:
+        return None
+    k = _order(case)
+    jet = b.jet
+    f: Callable[[Any], Any] = lambda x: bump(b.xp, x)
+    x = b.asarray(np.array(NESTING_POINT))
+    series = [b.asarray(np.array(1.0))] + [b.asarray(np.array(0.0))] * (k - 1)
+    return Case(
+        lambda: jet(f, (x,), (series,))[1][k - 1], np.array(bump_derivative(k, NESTING_POINT))
+    )
+
+
+def _w7_nested(case: str) -> Case:
+    """transforms' nested grad, W5's way, at every order of W7."""
+    return _w5(load("transforms"), case)
+
+
 WORKLOADS = {
     w.name: w
     for w in (
@@ -374,6 +397,16 @@ WORKLOADS = {
             "NumPy closed form",
             _w6_floor,
             _w6,
+        ),
+        Workload(
+            "W7",
+            "k-th derivative of sin(x)*exp(-x**2/4) at a scalar x by Taylor mode (jet: all k "
+            "orders in one pass); floor: NumPy evaluating f once",
+            tuple(f"k={k}" for k in TAYLOR_ORDERS),
+            "NumPy f(x)",
+            _w5_floor,
+            _w7,
+            {"nested": ("transforms nested grad (W5's way)", _w7_nested)},
         ),
     )
 }

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from op_specs import OP_SPECS, OpSpec, cases
+from random_programs import Program, programs
 from strategies import seeds
 
 import transforms as T
@@ -258,3 +259,24 @@ def test_errors_name_jet_and_the_fix() -> None:
         T.jet(tnp.sin, (np.ones(2),), ([np.ones(3)],))
     with pytest.raises(TypeError, match="dtype float32 but its primal has dtype float64"):
         T.jet(tnp.sin, (np.ones(2),), ([np.ones(2, np.float32)],))
+
+
+# ---- hypothesis-random compositions -----------------------------------------------------------
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program=programs(max_nodes=6), seed=seeds())
+def test_random_programs_match_nested_jvp(program: Program, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    xs = program.examples[0]
+    order = 3
+    series = [[rng.uniform(-1, 1, np.shape(x)) for _ in range(order)] for x in xs]
+    _, series_out = T.jet(program, xs, series)
+    curve = _curve(xs, series)
+    flat = _leaves(series_out)
+    terms = [flat[i : i + order] for i in range(0, len(flat), order)]
+    for k in range(1, order + 1):
+        expected = _leaves(_nested_derivative(lambda t: program(*curve(t)), np.zeros(()), k))
+        for i, (leaf, e) in enumerate(zip(terms, expected, strict=True)):
+            scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
+            np.testing.assert_allclose(
+                leaf[k - 1], e, rtol=1e-7, atol=1e-9 * scale, err_msg=f"order {k}, leaf {i}"
+            )
