@@ -26,7 +26,7 @@ import numpy as np
 
 from transforms.batching import batch_rule
 from transforms.core import Primitive, Tracer
-from transforms.taylor import array_ops, compose, deftaylor, ode_rule
+from transforms.taylor import array_ops, by_composition, deftaylor, ode_rule
 
 from . import _arithmetic as ar
 from . import _construct, _elementwise, _fft, _indexing, _linalg, _products, _reductions, _scans
@@ -211,14 +211,14 @@ def _integer_power(x: Any, n: int) -> Any:
 def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
     (x, y), (sx, sy) = primals, series
     if sy is not None:  # a traced exponent: x**y = exp(y log x)
-        return compose(
+        return by_composition(
             lambda x, y: _elementwise.exp(y * _elementwise.log(x)), order, primals, series
         )
     n = _small_integer(y)
     if n is not None:
         if n == 0:
             return None
-        return compose(lambda x: _integer_power(x, n), order, [x], [sx])
+        return by_composition(lambda x: _integer_power(x, n), order, [x], [sx])
     return _power_series(order, x, sx, y, ans)
 
 

@@ -15,7 +15,7 @@ from ._rules import deftaylor as deftaylor
 from ._rules import has_taylor_rule as has_taylor_rule
 from ._trace import JetTrace as JetTrace
 from ._trace import JetTracer as JetTracer
-from ._trace import compose as compose
+from ._trace import by_composition as by_composition
 from ._trace import ode_rule as ode_rule
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
     "JetTracer",
     "TaylorRule",
     "array_ops",
-    "compose",
+    "by_composition",
     "deftaylor",
     "derivatives",
     "directional_derivatives",

@@ -133,9 +133,9 @@ def _unstack(p: Any, s: Any, order: int) -> list[Any]:
 def derivatives(fun: Callable[[Any], Any], order: int) -> Callable[[Any], list[Any]]:
     """A function giving ``[f(x), f'(x), ..., f^(order)(x)]`` in one Taylor pass.
 
-    ``fun`` is a function of one scalar (or an elementwise function of an array: each
-    element's derivatives); a pytree output gives a list of trees... as ``jet`` does, the
-    derivatives of each output leaf.
+    ``fun`` maps one scalar to an array (or is elementwise on an array: then each element's
+    derivatives); the list holds the value and then ``jet``'s ``series_out``, one entry per
+    order.
 
     Example:
         >>> import transforms as T

@@ -24,7 +24,7 @@ from transforms.forward import jvp_rule
 
 from ._rules import RULES, TaylorRule, array_ops
 
-__all__ = ["JetTrace", "JetTracer", "UNKNOWN", "compose", "ode_rule"]
+__all__ = ["JetTrace", "JetTracer", "UNKNOWN", "by_composition", "ode_rule"]
 
 
 class _Unknown:
@@ -118,7 +118,9 @@ _READS_ANS: weakref.WeakSet[Primitive] = weakref.WeakSet()
 @cache
 def _weights(start: int, n: int, ndim: int, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
     """``start, start+1, ..., start+n-1`` along axis 0, broadcastable against a stack."""
-    return np.arange(start, start + n, dtype=dtype).reshape((n,) + (1,) * (ndim - 1))
+    w = np.arange(start, start + n, dtype=dtype).reshape((n,) + (1,) * (ndim - 1))
+    w.setflags(write=False)  # shared by every call
+    return w
 
 
 def _dtype(x: Any) -> np.dtype[Any]:
@@ -233,7 +235,9 @@ def _ode(
     return known
 
 
-@cache
+_ODE_RULES: weakref.WeakKeyDictionary[Primitive, TaylorRule] = weakref.WeakKeyDictionary()
+
+
 def ode_rule(primitive: Primitive) -> TaylorRule:
     """The Taylor rule derived from ``primitive``'s JVP rule by the ODE recurrence (exact).
 
@@ -242,15 +246,19 @@ def ode_rule(primitive: Primitive) -> TaylorRule:
     for one that calls the primitive itself (``solve``'s JVP solves again).
     """
 
-    def rule(
-        order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /, **params: Any
-    ) -> Any:
-        return _ode(primitive, order, primals, series, ans, **params)
+    rule = _ODE_RULES.get(primitive)
+    if rule is None:
 
+        def rule(
+            order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /, **params: Any
+        ) -> Any:
+            return _ode(primitive, order, primals, series, ans, **params)
+
+        _ODE_RULES[primitive] = rule
     return rule
 
 
-def compose(
+def by_composition(
     fn: Callable[..., Any], order: int, primals: Sequence[Any], series: Sequence[Any]
 ) -> Any:
     """The series of ``fn(*operands)`` (a composition of primitives with Taylor rules) at
