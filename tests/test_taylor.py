@@ -280,3 +280,35 @@ def test_random_programs_match_nested_jvp(program: Program, seed: int) -> None:
             np.testing.assert_allclose(
                 leaf[k - 1], e, rtol=1e-7, atol=1e-9 * scale, err_msg=f"order {k}, leaf {i}"
             )
+
+
+def test_custom_linear_solve_and_custom_root() -> None:
+    a = np.array([[3.0, 1.0], [0.5, 2.0]])
+    v, w = np.array([1.0, -1.0]), np.array([0.5, 2.0])
+
+    def rhs(s: Any) -> Any:
+        return tnp.sin(s) * v + s**2 * w
+
+    def solved(s: Any) -> Any:
+        return T.custom_linear_solve(
+            lambda z: a @ z, rhs(s), lambda matvec, b: np.linalg.solve(a, b)
+        )
+
+    series = ([1.0, 0.3, -0.2, 0.1],)
+    ys = T.jet(solved, (0.4,), series)[1]
+    ref = T.jet(lambda s: tnp.linalg.solve(a, rhs(s)), (0.4,), series)[1]
+    np.testing.assert_allclose(np.array(ys), np.array(ref), rtol=1e-12)
+
+    def sqrt_by_newton(c: Any) -> Any:  # the root of x**2 - c, by a solver jet never sees
+        def solve(f: Any, x0: Any) -> Any:
+            x = x0
+            for _ in range(60):
+                x = x - f(x) / (2 * x)
+            return x
+
+        return T.custom_root(lambda x: x**2 - c, 1.0, solve, lambda g, y: y / g(1.0))
+
+    c = 2.0
+    ys = T.jet(sqrt_by_newton, (c,), ([1.0, 0.0, 0.0],))[1]
+    expected = T.derivatives(tnp.sqrt, 3)(c)[1:]
+    np.testing.assert_allclose([float(v) for v in ys], [float(e) for e in expected], rtol=1e-10)

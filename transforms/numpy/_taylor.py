@@ -34,7 +34,7 @@ from . import _shape as sh
 from ._batching import to_front
 from ._define import shape_of
 
-__all__ = ["LINEAR", "ODE"]
+__all__ = ["LINEAR", "ODE", "bilinear", "linear"]
 
 array_ops.update(
     concatenate=sh.concatenate,
@@ -284,7 +284,7 @@ def _static_after_first(i: int) -> bool:
     return i > 0
 
 
-LINEAR: dict[Primitive, Callable[[int], bool]] = {
+LINEAR: dict[Primitive[Any], Callable[[int], bool]] = {
     ar.add_p: lambda i: False,
     ar.subtract_p: lambda i: False,
     ar.negative_p: lambda i: False,
@@ -312,7 +312,7 @@ LINEAR: dict[Primitive, Callable[[int], bool]] = {
     _fft.fftshift_p: lambda i: False,
 }
 
-ODE: tuple[Primitive, ...] = (
+ODE: tuple[Primitive[Any], ...] = (
     _elementwise.abs_p,
     _elementwise.nan_to_num_p,
     ar.maximum_p,
