@@ -140,8 +140,8 @@ def derivatives(fun: Callable[[Any], Any], order: int) -> Callable[[Any], list[A
     Example:
         >>> import transforms as T
         >>> import transforms.numpy as tnp
-        >>> [float(d) for d in T.derivatives(tnp.sin, 4)(0.0)]
-        [0.0, 1.0, 0.0, -1.0, 0.0]
+        >>> tuple(float(d) for d in T.derivatives(tnp.sin, 4)(0.0))
+        (0.0, 1.0, 0.0, -1.0, 0.0)
     """
     _check_order(order, "derivatives")
 
@@ -164,8 +164,8 @@ def directional_derivatives(fun: Callable[..., Any], order: int) -> Callable[[An
         >>> import transforms.numpy as tnp
         >>> f = lambda x: tnp.sum(x**3)
         >>> x, v = np.array([1.0, 2.0]), np.array([1.0, 1.0])
-        >>> [float(d) for d in T.directional_derivatives(f, 3)(x, v)]
-        [15.0, 18.0, 12.0]
+        >>> tuple(float(d) for d in T.directional_derivatives(f, 3)(x, v))
+        (15.0, 18.0, 12.0)
     """
     _check_order(order, "directional_derivatives")
 
