@@ -46,6 +46,7 @@ class Backend:
     jacrev: Transform
     jacfwd: Transform | None  # None: the library has no forward-mode Jacobian
     hvp: Callable[[Callable[..., Any]], Callable[[Any, Any], Any]]  # f -> (x, v) -> H(x) v
+    jet: Callable[..., Any] | None = None  # Taylor mode, JAX's jet signature (W7)
 
 
 def installed(peer: str) -> bool:
@@ -76,6 +77,7 @@ def _transforms() -> Backend:
         jacrev=T.jacrev,
         jacfwd=T.jacfwd,
         hvp=lambda f: lambda x, v: T.hvp(f, (x,), (v,))[1][0],
+        jet=T.jet,
     )
 
 
@@ -99,6 +101,7 @@ def _autograd() -> Backend:
 def _jax() -> Backend:
     import jax
     import jax.numpy as jnp
+    from jax.experimental.jet import jet
 
     jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
     return Backend(
@@ -111,6 +114,7 @@ def _jax() -> Backend:
         jacrev=jax.jacrev,
         jacfwd=jax.jacfwd,
         hvp=lambda f: lambda x, v: jax.jvp(jax.grad(f), (x,), (v,))[1],
+        jet=jet,
     )
 
 

@@ -39,6 +39,9 @@ from benchmarks.workloads import WORKLOADS, Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"W1": 1 / 3, "W2": 2.2, "W5": 2.0}
+# issue 13 (W8): jet at k=6 >= 20x faster than nested grad; growth per order <= 1.3x on
+# average; faster than eager JAX's jet at every k
+TAYLOR_SPEEDUP, TAYLOR_GROWTH = 20.0, 1.3
 
 Results = dict[tuple[str, str, str], list[float]]  # (workload, case, impl) -> s per round
 
@@ -200,6 +203,37 @@ def targets(
         verdict("W2", w2 / floor, "transforms grad / NumPy forward pass")
     if "transforms" in ratios:
         verdict("W5", geometric_mean(ratios["transforms"]), "transforms growth per nesting level")
+    return lines + taylor_targets(medians)
+
+
+def taylor_targets(medians: dict[tuple[str, str, str], float]) -> list[str]:
+    """Issue 13's three figures for W8, each with met or missed."""
+    cases = WORKLOADS["W8"].cases
+    jet = [medians.get(("W8", case, "transforms")) for case in cases]
+    if any(t is None for t in jet):
+        return []
+    times = [t for t in jet if t is not None]
+    lines = []
+    nested = medians.get(("W8", "k=6", "nested"))
+    if nested is not None:
+        speedup = nested / times[5]
+        ok = "met" if speedup >= TAYLOR_SPEEDUP else "missed"
+        lines.append(
+            f"- W8: nested grad / jet at k=6 = {speedup:.3g}x (target ≥ {TAYLOR_SPEEDUP:g}x): {ok}"
+        )
+    growth = geometric_mean([b / a for a, b in itertools.pairwise(times)])
+    ok = "met" if growth <= TAYLOR_GROWTH else "missed"
+    lines.append(
+        f"- W8: jet's growth per added order, k=1..{len(times)} = {growth:.3g}x "
+        f"(target ≤ {TAYLOR_GROWTH:g}x): {ok}"
+    )
+    jax = [medians.get(("W8", case, "jax")) for case in cases]
+    if all(t is not None for t in jax):
+        worst = max(t / j for t, j in zip(times, jax, strict=True) if j is not None)
+        ok = "met" if worst < 1 else "missed"
+        lines.append(
+            f"- W8: jet / JAX's eager jet, the worst k = {worst:.3g}x (target < 1 at every k): {ok}"
+        )
     return lines
 
 
@@ -272,7 +306,7 @@ def report(
     out += [""] + notes
     goals = targets(medians, ratios)
     if goals:
-        out += ["", "Targets of issue 7:", *goals]
+        out += ["", "Targets of issues 7 and 13:", *goals]
     return "\n".join(out)
 
 

@@ -19,6 +19,8 @@ checked before any timing so that a broken benchmark stops instead of printing n
   n = 10^4; floor: the derivative assembled by hand with ``scipy.sparse``; rows: the sparse
   transform's first call (detection and coloring included), its later calls, dense ``jacfwd``
   / ``hessian`` (transforms' only).
+- W8 the k-th derivative of W5's function by Taylor mode (``jet``), k = 1..10, against
+  nested ``grad`` (W5's way) and JAX's ``jet`` (eager).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ HESSIAN_SIZES = (10, 100, 300)
 JACOBIAN_SIZE = 200
 NESTING_ORDERS = range(1, 7)
 NESTING_POINT = 0.7
+TAYLOR_ORDERS = range(1, 11)
 HVP_SIZE = 1000
 MEMORY_SIZE = 2000
 MEMORY_CHUNK = 100
@@ -80,7 +83,7 @@ class Workload:
     floor_label: str
     floor: Callable[[str], Case | None]  # None: the first case's floor serves
     derivative: Callable[[Any, str], Case | None]
-    references: dict[str, tuple[str, Callable[[str], Case]]] = field(default_factory=dict)
+    references: dict[str, tuple[str, Callable[[str], Case | None]]] = field(default_factory=dict)
     primitives: int | None = None  # primitives per call, for the time per primitive
     note: Callable[[], str] | None = None  # an untimed extra measurement, run once
 
@@ -325,6 +328,26 @@ def _w5(b: Any, case: str) -> Case:
     return Case(lambda: f(x), np.array(bump_derivative(k, NESTING_POINT)))
 
 
+# ---- W8: Taylor mode ----------------------------------------------------------------------------
+def _w8(b: Any, case: str) -> Case | None:
+    """All k derivatives in one ``jet`` pass (the k-th is returned), where the library has one."""
+    if b.jet is None:
+        return None
+    k = _order(case)
+    jet = b.jet
+    f: Callable[[Any], Any] = lambda x: bump(b.xp, x)
+    x = b.asarray(np.array(NESTING_POINT))
+    series = [b.asarray(np.array(1.0))] + [b.asarray(np.array(0.0))] * (k - 1)
+    return Case(
+        lambda: jet(f, (x,), (series,))[1][k - 1], np.array(bump_derivative(k, NESTING_POINT))
+    )
+
+
+def _w8_nested(case: str) -> Case:
+    """transforms' nested grad, W5's way, at every order of W8."""
+    return _w5(load("transforms"), case)
+
+
 # ---- W7: sparse Jacobians and Hessians ---------------------------------------------------------
 def stencil_residual(u: Any) -> Any:
     """``-u'' + u^3 - 1`` by central differences, zero boundary values."""
@@ -503,6 +526,16 @@ WORKLOADS = {
                 "first": ("transforms sparse, first call (detection + coloring)", _w7_first),
                 "dense": (f"transforms dense jacfwd/hessian (chunk_size={DENSE_CHUNK})", _w7_dense),
             },
+        ),
+        Workload(
+            "W8",
+            "k-th derivative of sin(x)*exp(-x**2/4) at a scalar x by Taylor mode (jet: all k "
+            "orders in one pass); floor: NumPy evaluating f once",
+            tuple(f"k={k}" for k in TAYLOR_ORDERS),
+            "NumPy f(x)",
+            _w5_floor,
+            _w8,
+            {"nested": ("transforms nested grad (W5's way)", _w8_nested)},
         ),
     )
 }

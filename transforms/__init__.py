@@ -48,6 +48,9 @@ from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
 from .numpy._user import primitive as primitive
+from .taylor import derivatives as derivatives
+from .taylor import directional_derivatives as directional_derivatives
+from .taylor import jet as jet
 from .typing import Array as Array
 from .typing import ArrayLike as ArrayLike
 
@@ -64,6 +67,8 @@ __all__ = [
     "defbatch",
     "defjvp",
     "defvjp",
+    "derivatives",
+    "directional_derivatives",
     "DerivativeDroppedError",
     "EscapedTracerError",
     "flatten_util",
@@ -74,6 +79,7 @@ __all__ = [
     "jacfwd",
     "jacobian_sparsity",
     "jacrev",
+    "jet",
     "jvp",
     "linearize",
     "make_trace",

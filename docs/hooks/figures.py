@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "build" / "docs-generated"
 FIGURES = {
     "tanh_derivatives.py": "tanh_derivatives.png",
+    "taylor_ode.py": "taylor_ode.png",
     "gaussian_process.py": "gp_posterior.png",
     "mlp_digits.py": "mlp_digits_training.png",
 }

@@ -14,7 +14,7 @@ from typing import Any
 
 from transforms.core import Primitive, register_interpreter
 
-__all__ = ["BatchRule", "defbatch", "has_batch_rule"]
+__all__ = ["BatchRule", "batch_rule", "defbatch", "has_batch_rule"]
 
 BatchRule = Callable[..., tuple[Any, Any]]  # (out, out_dim); tuples for multiple results
 
@@ -35,6 +35,12 @@ def defbatch(primitive: Primitive[Any], rule: BatchRule) -> None:
                [0., 0.]])
     """
     _RULES[primitive] = rule
+
+
+def batch_rule(primitive: Primitive[Any]) -> BatchRule | None:
+    """The batching rule of ``primitive`` (for interpreters that apply a primitive to
+    stacked values: Taylor mode's linear rules act on all coefficients at once)."""
+    return _RULES.get(primitive)
 
 
 def has_batch_rule(primitive: Primitive[Any], argnum: int = 0) -> bool:

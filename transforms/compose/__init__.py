@@ -1,5 +1,6 @@
 """The user-facing transforms, built by nesting the interpreters."""
 
+from . import _taylor  # noqa: F401  (registers the custom primitives' Taylor rules)
 from ._api import Pullback as Pullback
 from ._api import grad as grad
 from ._api import hvp as hvp

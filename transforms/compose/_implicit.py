@@ -32,6 +32,7 @@ from transforms.forward import defjvp
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity, dense_linear_rule
+from transforms.taylor import JetTrace
 
 from ._core_transforms import jvp_flat, vjp_flat
 
@@ -100,9 +101,11 @@ def _refine(
     residual: Callable[[Any], Any], x_c: Any, r_c: Any, inverse: Callable[[Any], Any]
 ) -> Any:
     """The chord steps ``x <- x - S(residual(x) - r_c)``, one per live trace (see the module's
-    docstring): exact derivatives at every order, the value ``x_c`` unchanged."""
+    docstring): exact derivatives at every order, the value ``x_c`` unchanged. Each step
+    makes one more order exact, so a ``jet`` trace of order ``K`` takes ``K`` steps."""
     x: Any = x_c
-    for _ in range(len(current_traces())):
+    steps = sum(t.order if isinstance(t, JetTrace) else 1 for t in current_traces())
+    for _ in range(steps):
         x = x - inverse(residual(x) - r_c)
     return x
 

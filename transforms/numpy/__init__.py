@@ -31,6 +31,7 @@ from . import (
     fft,
     linalg,
 )
+from . import _taylor  # noqa: F401  (registers the Taylor rules of the hand-written primitives)
 from ._arithmetic import *  # noqa: F403
 from ._constants import *  # noqa: F403
 from ._construct import *  # noqa: F403

@@ -31,6 +31,7 @@ from transforms.core import Array, ArrayLike, NoRuleError, Primitive, unary_func
 from transforms.forward import defjvp
 from transforms.reverse import Pullback, defvjp
 from transforms.sparsity import defsparsity, partials_rule
+from transforms.taylor import deftaylor, ode_rule
 
 from ._batching import elementwise_rule
 from ._define import nondifferentiable
@@ -105,6 +106,7 @@ def unary(
             return lambda ct: ct * dx
 
         defvjp(primitive, maker)
+    deftaylor(primitive, ode_rule(primitive))
     defsparsity(primitive, None if derivative is None else partials_rule((derivative,)))
     defbatch(primitive, elementwise_rule(primitive))
     public = unary_function(
@@ -153,6 +155,7 @@ def elementwise(
             vjps.append(_partial_vjp(d, argnum))
     defjvp(primitive, *jvps)
     defvjp(primitive, *vjps)
+    deftaylor(primitive, ode_rule(primitive))
     partials: list[Derivative | None] = [
         _unknown if isinstance(d, _NoDerivative) else d for d in derivatives
     ]

@@ -1,0 +1,182 @@
+"""``jet`` (JAX's ``jax.experimental.jet`` signature and convention) and its conveniences."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from transforms.core import Tracer, new_trace
+from transforms.core.tree_util import tree_flatten, tree_unflatten
+
+from ._rules import array_ops
+from ._trace import JetTrace, JetTracer
+
+__all__ = ["jet", "derivatives", "directional_derivatives"]
+
+
+def _as_array(x: Any, what: str) -> Any:
+    if isinstance(x, (Tracer, np.ndarray)):
+        return x
+    if isinstance(x, (np.generic, int, float, complex)) and not isinstance(x, bool):
+        return np.asarray(x)
+    raise TypeError(f"jet: {what} is a {type(x).__name__}, not an array")
+
+
+def _dtype(x: Any) -> np.dtype[Any]:
+    return x.dtype  # type: ignore[no-any-return]
+
+
+def jet(
+    fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequence[Any]]
+) -> tuple[Any, Any]:
+    """Taylor mode: ``fun``'s value at ``primals`` and the derivatives of ``fun(x(t))`` at
+    ``t = 0`` along the curve whose derivatives ``series`` gives.
+
+    Exactly JAX's ``jax.experimental.jet.jet``: ``primals`` holds one array per positional
+    argument; ``series`` one list per primal of ``K`` arrays, the derivatives ``x'(0),
+    x''(0), ...`` of the input curve (``x(t) = x0 + x1 t + x2 t**2/2! + ...``: derivatives,
+    not Taylor coefficients); ``series_out`` the ``K`` derivatives of ``fun(x(t))`` at 0, a
+    list per output leaf (a tree of lists for a pytree output). All ``K`` orders come from
+    one pass, at a cost per primitive polynomial in ``K`` (nested ``grad`` is exponential).
+
+    Example:
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> y, ys = T.jet(tnp.exp, (0.0,), ([1.0, 0.0, 0.0],))  # exp(t): every derivative 1
+        >>> y, [float(v) for v in ys]
+        (array(1.), [1.0, 1.0, 1.0])
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(series, (tuple, list)):
+        raise TypeError(
+            "jet: primals and series must be tuples (one entry per positional argument), got "
+            f"{type(primals).__name__} and {type(series).__name__}; e.g. jet(f, (x,), ([v, 0.0],))"
+        )
+    if len(primals) != len(series):
+        raise TypeError(
+            f"jet: got {len(primals)} primal(s) but {len(series)} series; pass one list of "
+            "terms per primal"
+        )
+    for i, terms in enumerate(series):
+        if not isinstance(terms, (tuple, list)):
+            raise TypeError(
+                f"jet: series {i} is a {type(terms).__name__}, not a list of terms (one array "
+                "per order)"
+            )
+    orders = {len(terms) for terms in series}
+    if len(orders) > 1:
+        raise ValueError(
+            "jet: jet terms have inconsistent lengths for different arguments: "
+            f"{[len(t) for t in series]}; give every argument the same number of terms"
+        )
+    order = orders.pop() if orders else 0
+    xs = [_as_array(x, f"primal {i}") for i, x in enumerate(primals)]
+    stacks = [_stack(x, terms, i) for i, (x, terms) in enumerate(zip(xs, series, strict=True))]
+    if order == 0:
+        out = fun(*xs)
+        flat, tree = tree_flatten(out)
+        return out, tree_unflatten(tree, [[] for _ in flat])
+    with new_trace(lambda level: JetTrace(level, order)) as trace:
+        tracers = [JetTracer(trace, x, s) for x, s in zip(xs, stacks, strict=True)]
+        flat, tree = tree_flatten(fun(*tracers))
+        primals_out: list[Any] = []
+        series_out: list[list[Any]] = []
+        for o in flat:
+            if isinstance(o, JetTracer) and o._trace is trace:
+                p, s = o.primal, o.terms
+            else:
+                p, s = o, None
+            p = _as_array(p, "an output")
+            primals_out.append(p)
+            series_out.append(_unstack(p, s, order))
+    return tree_unflatten(tree, primals_out), tree_unflatten(tree, series_out)
+
+
+def _factorials(order: int, ndim: int, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    facts = np.array([math.factorial(k) for k in range(1, order + 1)], dtype=dtype)
+    return facts.reshape((order,) + (1,) * ndim)
+
+
+def _stack(x: Any, terms: Sequence[Any], i: int) -> Any:
+    """Derivative-convention terms of primal ``i`` as one stack of normalised coefficients."""
+    if not terms:
+        return None
+    shape, dtype = tuple(x.shape), _dtype(x)
+    checked = []
+    for k, t in enumerate(terms):
+        t = np.asarray(t, dtype=dtype) if isinstance(t, (int, float, complex)) else t
+        t = _as_array(t, f"term {k} of series {i}")
+        if tuple(t.shape) != shape:
+            raise ValueError(
+                f"jet: term {k} of series {i} has shape {tuple(t.shape)} but its primal has "
+                f"shape {shape}; they must match"
+            )
+        if _dtype(t) != dtype:
+            raise TypeError(
+                f"jet: term {k} of series {i} has dtype {_dtype(t)} but its primal has dtype "
+                f"{dtype}; they must match (cast the term with .astype)"
+            )
+        checked.append(t)
+    stack = array_ops["stack"](checked)
+    return stack / _factorials(len(terms), len(shape), dtype)
+
+
+def _unstack(p: Any, s: Any, order: int) -> list[Any]:
+    if s is None:
+        return [np.zeros(p.shape, dtype=_dtype(p)) for _ in range(order)]
+    s = s * _factorials(order, len(p.shape), _dtype(s))
+    return [_as_array(s[k], "a term") for k in range(order)]
+
+
+def derivatives(fun: Callable[[Any], Any], order: int) -> Callable[[Any], list[Any]]:
+    """A function giving ``[f(x), f'(x), ..., f^(order)(x)]`` in one Taylor pass.
+
+    ``fun`` maps one scalar to an array (or is elementwise on an array: then each element's
+    derivatives); the list holds the value and then ``jet``'s ``series_out``, one entry per
+    order.
+
+    Example:
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> tuple(float(d) for d in T.derivatives(tnp.sin, 4)(0.0))
+        (0.0, 1.0, 0.0, -1.0, 0.0)
+    """
+    _check_order(order, "derivatives")
+
+    def all_orders(x: Any) -> list[Any]:
+        x = _as_array(x, "x")
+        seed = [np.ones_like(x)] + [np.zeros_like(x)] * (order - 1)
+        y, ys = jet(fun, (x,), (seed,))
+        return [y, *ys]
+
+    return all_orders
+
+
+def directional_derivatives(fun: Callable[..., Any], order: int) -> Callable[[Any, Any], list[Any]]:
+    """A function of ``(x, v)`` giving the directional derivatives ``d^k/dt^k f(x + t v)`` at
+    ``t = 0`` for ``k = 1 .. order`` (``fun`` of one array argument), in one Taylor pass.
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> f = lambda x: tnp.sum(x**3)
+        >>> x, v = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+        >>> tuple(float(d) for d in T.directional_derivatives(f, 3)(x, v))
+        (15.0, 18.0, 12.0)
+    """
+    _check_order(order, "directional_derivatives")
+
+    def along(x: Any, v: Any) -> list[Any]:
+        x = _as_array(x, "x")
+        zeros = np.zeros(x.shape, dtype=_dtype(x))
+        return jet(fun, (x,), ([v] + [zeros] * (order - 1),))[1]  # type: ignore[no-any-return]
+
+    return along
+
+
+def _check_order(order: int, name: str) -> None:
+    if not isinstance(order, int) or isinstance(order, bool) or order < 1:
+        raise ValueError(f"{name}: order must be a positive integer, got {order!r}")
