@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, NoRuleError, Primitive, unary_function
+from transforms.core import Array, ArrayLike, NoRuleError, Primitive, quiet, unary_function
 from transforms.forward import defjvp
 from transforms.reverse import Pullback, defvjp
 
@@ -96,12 +96,19 @@ def unary(
         defjvp(primitive, None)
         defvjp(primitive, None)
     else:
-        d = derivative
-        defjvp(primitive, lambda t, ans, x, **params: t * d(ans, x, **params))
+        d = derivative  # derivative code adds no NumPy warnings (see core._quiet)
+        defjvp(primitive, quiet(lambda t, ans, x, **params: t * d(ans, x, **params)))
 
         def maker(ans: Any, x: Any, **params: Any) -> Pullback:
-            dx = d(ans, x, **params)
-            return lambda ct: ct * dx
+            # computed on the first pullback call, in the (quiet) backward pass, and kept
+            memo: list[Any] = []
+
+            def pullback(ct: Any) -> Any:
+                if not memo:
+                    memo.append(d(ans, x, **params))
+                return ct * memo[0]
+
+            return pullback
 
         defvjp(primitive, maker)
     defbatch(primitive, elementwise_rule(primitive))
@@ -157,10 +164,12 @@ def elementwise(
 
 
 def _partial_jvp(d: Derivative) -> Any:
-    return lambda t, ans, *args, **params: to_output(t * d(ans, *args, **params), ans)
+    return quiet(lambda t, ans, *args, **params: to_output(t * d(ans, *args, **params), ans))
 
 
-def _partial_vjp(d: Derivative, argnum: int) -> Any:
+def _partial_vjp(derivative: Derivative, argnum: int) -> Any:
+    d = quiet(derivative)
+
     def maker(ans: Any, *args: Any, **params: Any) -> Pullback:
         weight, operand = d(ans, *args, **params), args[argnum]
         return lambda ct: to_operand(ct * weight, operand)
