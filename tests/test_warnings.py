@@ -43,7 +43,7 @@ def _real_leaves(out: Any) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("spec", OP_SPECS, ids=lambda s: s.name)
-@settings(max_examples=25, deadline=None)
+@settings(deadline=None)  # the profile's number of examples
 @given(data=st.data())
 def test_derivatives_add_no_warnings_at_boundary_points(spec: OpSpec, data: st.DataObject) -> None:
     case = data.draw(cases(spec), label="shapes and parameters")

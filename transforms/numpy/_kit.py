@@ -96,19 +96,12 @@ def unary(
         defjvp(primitive, None)
         defvjp(primitive, None)
     else:
-        d = derivative  # derivative code adds no NumPy warnings (see core._quiet)
-        defjvp(primitive, quiet(lambda t, ans, x, **params: t * d(ans, x, **params)))
+        d = quiet(derivative)  # derivative code adds no NumPy warnings (see core._quiet)
+        defjvp(primitive, quiet(lambda t, ans, x, **params: t * derivative(ans, x, **params)))
 
         def maker(ans: Any, x: Any, **params: Any) -> Pullback:
-            # computed on the first pullback call, in the (quiet) backward pass, and kept
-            memo: list[Any] = []
-
-            def pullback(ct: Any) -> Any:
-                if not memo:
-                    memo.append(d(ans, x, **params))
-                return ct * memo[0]
-
-            return pullback
+            dx = d(ans, x, **params)
+            return lambda ct: ct * dx  # (the backward pass is quiet too)
 
         defvjp(primitive, maker)
     defbatch(primitive, elementwise_rule(primitive))
