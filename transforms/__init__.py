@@ -8,7 +8,9 @@ Example:
     array([1., 1.])
 """
 
+from . import flatten_util as flatten_util
 from . import numpy as numpy
+from . import tree_util as tree_util
 from .compose import Program as Program
 from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
@@ -37,7 +39,6 @@ from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
 from .core import TracerBoolConversionError as TracerBoolConversionError
 from .core import TransformsError as TransformsError
-from .core import tree_util as tree_util
 from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
@@ -60,6 +61,7 @@ __all__ = [
     "defvjp",
     "DerivativeDroppedError",
     "EscapedTracerError",
+    "flatten_util",
     "grad",
     "hessian",
     "hvp",

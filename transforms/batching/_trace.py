@@ -40,7 +40,8 @@ class BatchTracer(Tracer):
     @property
     def shape(self) -> tuple[int, ...]:
         shape = _shape(self.value)
-        return shape[: self.bdim] + shape[self.bdim + 1 :]
+        bdim = self.bdim
+        return shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :]
 
     def __bool__(self) -> NoReturn:
         raise TracerBoolConversionError(
@@ -59,7 +60,7 @@ class BatchTrace(Trace[BatchTracer]):
         self.axis_size = axis_size
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values: list[Any] = []
         dims: list[int | None] = []

@@ -37,10 +37,10 @@ from transforms.core import (
     Transposing,
 )
 from transforms.core.tree_util import tree_flatten, tree_map, tree_structure
-from transforms.forward import defjvp, defjvp_joint
+from transforms.forward import defjvp_joint
 from transforms.numpy import zeros_like
-from transforms.numpy._batching import elementwise_rule
-from transforms.reverse import defvjp, defvjp_argnum
+from transforms.numpy._elementwise import stop_gradient_p
+from transforms.reverse import defvjp_argnum
 
 from ._core_transforms import vjp_flat
 from ._vmap import vmap
@@ -124,7 +124,7 @@ def _custom_jvp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_jvp_call_p = Primitive("custom_jvp_call", _custom_jvp_impl)
+custom_jvp_call_p: Primitive[Any] = Primitive("custom_jvp_call", _custom_jvp_impl)
 
 
 def _custom_jvp_rule(
@@ -285,7 +285,7 @@ def _custom_vjp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_impl)
+custom_vjp_call_p: Primitive[Any] = Primitive("custom_vjp_call", _custom_vjp_impl)
 
 
 def _custom_vjp_maker(
@@ -434,10 +434,8 @@ class custom_vjp(Generic[P, R]):
 
 
 # ---- stop_gradient --------------------------------------------------------------------------
-stop_gradient_p = Primitive("stop_gradient", lambda x: x)
-defjvp(stop_gradient_p, None)
-defvjp(stop_gradient_p, None)
-defbatch(stop_gradient_p, elementwise_rule(stop_gradient_p))
+# The primitive lives in the numpy layer (``transforms.numpy._elementwise``), whose composites use
+# it too; this is its pytree-wide public form.
 
 
 def stop_gradient(x: Tree) -> Tree:
@@ -450,5 +448,5 @@ def stop_gradient(x: Tree) -> Tree:
         array(3.)
     """
     if isinstance(x, (np.ndarray, Tracer)):
-        return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+        return stop_gradient_p.bind(x)  # type: ignore[return-value]
     return tree_map(stop_gradient_p.bind, x)

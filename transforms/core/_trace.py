@@ -91,7 +91,7 @@ class Trace(abc.ABC, Generic[TracerT]):
 
     @abc.abstractmethod
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         """Apply ``primitive`` to ``args``, at least one of which is a tracer of this trace."""
 
@@ -108,7 +108,7 @@ class Trace(abc.ABC, Generic[TracerT]):
         return f"<{self.name} trace, level {self.level}, {state}>"
 
 
-def find_top_trace(primitive: Primitive, args: Sequence[object]) -> Trace[Any] | None:
+def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[Any] | None:
     """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced."""
     top: Trace[Any] | None = None
     for arg in args:
@@ -355,6 +355,18 @@ class Tracer:
 
     def __rfloordiv__(self, other: ArrayLike) -> Any:
         return operators["floor_divide"](other, self)
+
+    def __mod__(self, other: ArrayLike) -> Array:
+        return operators["mod"](self, other)
+
+    def __rmod__(self, other: ArrayLike) -> Array:
+        return operators["mod"](other, self)
+
+    def __divmod__(self, other: ArrayLike) -> tuple[Any, Array]:
+        return operators["divmod"](self, other)  # type: ignore[return-value]
+
+    def __rdivmod__(self, other: ArrayLike) -> tuple[Any, Array]:
+        return operators["divmod"](other, self)  # type: ignore[return-value]
 
     def all(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
         return operators["all"](self, axis=axis, keepdims=keepdims)

@@ -49,6 +49,23 @@ class VJPTracer(Tracer):
     def primal(self) -> Any:
         return self._primal
 
+    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
+    @property
+    def shape(self) -> tuple[int, ...]:
+        try:
+            shape: tuple[int, ...] = self._primal.shape
+        except AttributeError:  # a Python scalar
+            return np.shape(self._primal)
+        return shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = self._primal.dtype
+        except AttributeError:
+            return np.result_type(self._primal)
+        return dtype
+
 
 class VJPTrace(Trace[VJPTracer]):
     """One live ``vjp``: records tape entries whose pullbacks are made by the VJP makers.
@@ -77,7 +94,7 @@ class VJPTrace(Trace[VJPTracer]):
         return VJPTracer(self, value, len(self.tape) - 1)
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         # The hot path of reverse mode. NumPy is called directly when nothing below can be
         # traced (the lowest trace: bind has already refused any other trace's tracer). One
