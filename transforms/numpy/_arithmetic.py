@@ -214,9 +214,11 @@ def _choice_weights(ans: Any, x: Any, y: Any, pick: Any) -> tuple[Any, Any]:
 def _choice(name: str, impl: Any, pick: Any) -> Primitive:
     primitive = Primitive(name, impl)
 
+    @quiet  # an infinite tangent times a zero weight: NaN, silently (derivative code)
     def jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
         return to_output(t * _choice_weights(ans, x, y, pick)[0], ans)
 
+    @quiet
     def jvp_y(t: Any, ans: Any, x: Any, y: Any) -> Any:
         return to_output(t * _choice_weights(ans, x, y, pick)[1], ans)
 
