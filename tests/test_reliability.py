@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import tracemalloc
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -1009,12 +1010,14 @@ def test_nan_in_one_input_of_a_reduction() -> None:
 
 
 def test_numpy_warnings_are_warnings_not_crashes() -> None:
-    # NumPy warns for log(-1) and 1/0; so does the derivative, and nothing raises
+    # NumPy's forward warns for log(-1); so does the forward under grad, and nothing raises
     with pytest.warns(RuntimeWarning):
         value, g = T.value_and_grad(lambda v: tnp.sum(tnp.log(v)))(np.array([-1.0, 2.0]))
     assert np.isnan(value)
     close(g, np.array([-1.0, 0.5]))
-    with pytest.warns(RuntimeWarning):
+    # the derivative code adds no warning of its own (sqrt'(0) = inf silently, as JAX)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         g0 = T.grad(lambda v: tnp.sum(tnp.sqrt(v)))(np.array([0.0, 4.0]))
     assert g0[0] == np.inf and g0[1] == 0.25
 
@@ -1097,9 +1100,9 @@ def test_mismatched_cotangent_shapes_and_structures_are_clear_errors() -> None:
         pullback((np.ones(3), 1.0))
     with pytest.raises(ValueError, match=r"cotangent 1 has shape \(2,\).*\(\)"):
         pullback((np.ones(2), np.ones(2)))
-    with pytest.raises(TypeError, match="structure"):
+    with pytest.raises(ValueError, match="structure"):  # JAX's types
         pullback(np.ones(2))
-    with pytest.raises(TypeError, match="complex"):
+    with pytest.raises(ValueError, match="complex"):
         pullback((np.ones(2, dtype=complex), 1.0))
 
 
@@ -1116,7 +1119,7 @@ def test_cotangent_dtype_must_match_the_output(dtype: type) -> None:
     """As ``jvp`` does for tangents (JAX's contract): a float64 output takes a float64
     cotangent; a Python scalar for a 0-d output takes the output's dtype."""
     _, pullback = T.vjp(lambda v: v * 2.0, np.ones(2))
-    with pytest.raises(TypeError, match=r"cotangent 0 .*dtype"):
+    with pytest.raises(ValueError, match=r"cotangent 0 .*dtype"):  # JAX's type
         pullback(np.ones(2, dtype=dtype))
     _, scalar_pullback = T.vjp(lambda v: tnp.sum(v), np.ones(2))
     close(scalar_pullback(1.0)[0], np.ones(2))

@@ -457,3 +457,75 @@ def test_unregistered_object_argument_says_how_to_register() -> None:
         message = str(info.value)
         assert "Unregistered" in message and "register_dataclass" in message
         assert "register_pytree_node" in message
+
+
+# ---- error types follow JAX (0.10) for the same misuse ----------------------------------------
+def _sq(x: Any) -> Any:
+    return x**2
+
+
+def _misuse(m: Any) -> dict[str, Any]:
+    """The same misuse, written for ``m`` = transforms (with tnp) or JAX (with jnp)."""
+    T_, np_ = m
+    return {
+        "grad argnums out of range": lambda: T_.grad(_sq, argnums=1)(1.0),
+        "value_and_grad argnums out of range": lambda: T_.value_and_grad(_sq, argnums=1)(1.0),
+        "grad without positional arguments": lambda: T_.grad(lambda x: x)(x=1.0),
+        "jacfwd argnums out of range": lambda: T_.jacfwd(_sq, argnums=2)(1.0),
+        "jacrev argnums out of range": lambda: T_.jacrev(_sq, argnums=2)(1.0),
+        "hessian argnums out of range": lambda: T_.hessian(_sq, argnums=2)(1.0),
+        "grad argnums empty": lambda: T_.grad(_sq, argnums=())(1.0),
+        "grad argnums float": lambda: T_.grad(_sq, argnums=1.5)(1.0),
+        "grad of a non-callable": lambda: T_.grad(1.0),
+        "jacfwd of a non-callable": lambda: T_.jacfwd(1.0),
+        "jacrev of a non-callable": lambda: T_.jacrev(1.0),
+        "hessian of a non-callable": lambda: T_.hessian(1.0),
+        "vmap of a non-callable": lambda: T_.vmap(1.0),
+        "vjp of a non-callable": lambda: T_.vjp(1.0, 1.0),
+        "grad int input": lambda: T_.grad(_sq)(1),
+        "jacrev int input": lambda: T_.jacrev(_sq)(1),
+        "grad non-scalar output": lambda: T_.grad(lambda x: x)(np_.ones(2)),
+        "grad complex output": lambda: T_.grad(lambda x: x * 1j)(1.0),
+        "grad has_aux without a pair": lambda: T_.grad(lambda x: x, has_aux=True)(1.0),
+        "grad holomorphic real input": lambda: T_.grad(_sq, holomorphic=True)(1.0),
+        "jvp tangent shape": lambda: T_.jvp(_sq, (1.0,), (np_.ones(2),)),
+        "jvp tangent dtype": lambda: T_.jvp(
+            _sq, (np_.ones(2, np_.float32),), (np_.ones(2, np_.float16),)
+        ),
+        "jvp primals not a tuple": lambda: T_.jvp(_sq, 1.0, 1.0),
+        "jvp structures differ": lambda: T_.jvp(lambda a, b: a, (1.0, 2.0), (1.0,)),
+        "vjp cotangent shape": lambda: T_.vjp(_sq, np_.ones(2))[1](np_.ones(3)),
+        "vjp cotangent dtype": lambda: T_.vjp(_sq, np_.ones(2))[1](np_.ones(2, np_.int32)),
+        "vjp cotangent structure": lambda: T_.vjp(lambda v: (v, v), np_.ones(2))[1](np_.ones(2)),
+        "vmap in_axes out of range": lambda: T_.vmap(_sq, in_axes=1)(np_.ones(2)),
+        "vmap in_axes float": lambda: T_.vmap(_sq, in_axes=0.5)(np_.ones(2)),
+        "vmap out_axes float": lambda: T_.vmap(_sq, out_axes=0.5)(np_.ones(2)),
+        "vmap inconsistent sizes": lambda: T_.vmap(lambda a, b: a + b)(np_.ones(2), np_.ones(3)),
+        "vmap in_axes length": lambda: T_.vmap(lambda a, b: a + b, in_axes=(0,))(
+            np_.ones(2), np_.ones(2)
+        ),
+        "vmap nothing mapped": lambda: T_.vmap(_sq, in_axes=None)(np_.ones(2)),
+        "vmap scalar mapped": lambda: T_.vmap(_sq)(1.0),
+        "vmap out_axes out of range": lambda: T_.vmap(_sq, out_axes=3)(np_.ones(2)),
+    }
+
+
+_BASES = (TypeError, ValueError, IndexError, NotImplementedError)
+
+
+def _raised(call: Any) -> type[BaseException]:
+    try:
+        call()
+    except Exception as err:  # the test compares exception types
+        return type(err)
+    raise AssertionError("no exception")
+
+
+@pytest.mark.parametrize("misuse", sorted(_misuse((T, tnp))))
+def test_error_types_follow_jax(misuse: str) -> None:
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    theirs = _raised(_misuse((jax, jnp))[misuse])
+    ours = _raised(_misuse((T, tnp))[misuse])
+    base = next(b for b in theirs.__mro__ if b in _BASES)
+    assert issubclass(ours, base), f"{misuse}: JAX raises {theirs.__name__} ({base.__name__})"

@@ -19,6 +19,7 @@ from ._args import (
     ArrayFunction2,
     ArrayFunction3,
     Leaf,
+    check_callable,
     check_input_dtypes,
     check_output_dtype,
     normalize_argnums,
@@ -101,6 +102,7 @@ def jvp(
         >>> T.jvp(tnp.sin, (0.0,), (1.0,))  # (sin 0, cos 0 * 1)
         (array(0.), array(1.))
     """
+    check_callable(fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "jvp: primals and tangents must be tuples or lists of arguments, got "
@@ -140,6 +142,7 @@ def vjp(fun: Callable[[*Ts], Any], *primals: *Ts, has_aux: bool = False) -> tupl
         >>> pullback(2.0)  # called again: no forward pass
         (array(2.),)
     """
+    check_callable(fun, "vjp")
     out, pullback, aux = vjp_flat(fun, primals, has_aux)
     return (out, pullback, aux) if has_aux else (out, pullback)
 
@@ -166,9 +169,11 @@ def _value_and_grad(
     transform: str,
     holomorphic: bool = False,
 ) -> Callable[..., tuple[Any, Any]]:
+    check_callable(fun, transform)
+
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        nums = normalize_argnums(argnums, len(args), transform)
+        nums = normalize_argnums(argnums, len(args), transform, TypeError)
         partial = partial_of(fun, args, kwargs, nums)
         primals = [args[n] for n in nums]
         check_input_dtypes(primals, nums, transform, holomorphic)

@@ -20,6 +20,7 @@ __all__ = [
     "Leaf",
     "show_typed_signature",
     "normalize_argnums",
+    "check_callable",
     "partial_of",
     "flatten_inputs",
     "as_input",
@@ -81,8 +82,19 @@ def show_typed_signature(fun: F) -> F:
     raise TypeError(f"{fun.__name__} has no typed overload to show")
 
 
-def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) -> tuple[int, ...]:
-    """``argnums`` as a tuple of non-negative positions, checked against ``nargs``."""
+def normalize_argnums(
+    argnums: int | Sequence[int],
+    nargs: int,
+    transform: str,
+    out_of_range: type[Exception] = ValueError,
+) -> tuple[int, ...]:
+    """``argnums`` as a tuple of non-negative positions, checked against ``nargs``.
+
+    The exception types are JAX's: an argnums out of range is a ``TypeError`` for ``grad``
+    and ``value_and_grad`` (``out_of_range``) and a ``ValueError`` for the Jacobians.
+    """
+    if not isinstance(argnums, (int, tuple, list)):
+        raise TypeError(f"{transform}: argnums must be an int or a tuple of ints, got {argnums!r}")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise ValueError(f"{transform}: argnums must name at least one argument")
@@ -91,12 +103,22 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int, transform: str) 
         if not isinstance(n, int):
             raise TypeError(f"{transform}: argnums must be ints, got {n!r}")
         if not -nargs <= n < nargs:
-            raise ValueError(
+            raise out_of_range(
                 f"{transform}: argnums {n} is out of range for a function called with "
                 f"{nargs} positional argument(s)"
             )
         out.append(n % nargs)
     return tuple(out)
+
+
+def check_callable(fun: object, transform: str) -> None:
+    """A transform of something that is not a function fails at once (a ``TypeError``, as
+    JAX's ``Expected a callable value``), not at its first call."""
+    if not callable(fun):
+        raise TypeError(
+            f"{transform}: expected a callable value (the function to transform), got "
+            f"{type(fun).__name__} {fun!r}"
+        )
 
 
 def partial_of(

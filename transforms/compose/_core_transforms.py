@@ -90,8 +90,9 @@ def _as_cotangent(c: Any, dtype: np.dtype[Any], i: int) -> Any:
         raise TypeError(
             f"vjp: cotangent {i} is a {type(c).__name__}, not an array of dtype {dtype}"
         )
-    if dtype_of(c) != dtype:
-        raise TypeError(
+    if dtype_of(c) != dtype:  # a ValueError, as JAX's (a non-numeric one: a TypeError above)
+        error = ValueError if dtype_of(c).kind in "biufc" else TypeError
+        raise error(
             f"vjp: cotangent {i} has dtype {dtype_of(c)} but the output has dtype {dtype}; "
             "pass a cotangent of the output's dtype (cast it with .astype)"
         )
@@ -154,8 +155,8 @@ class FlatPullback:
 
     def __call__(self, ct: Any) -> Any:
         flat_ct, ct_tree = tree_flatten(ct)
-        if ct_tree != self._out_tree:
-            raise TypeError(
+        if ct_tree != self._out_tree:  # a ValueError, as JAX's
+            raise ValueError(
                 f"vjp: the cotangent has structure {ct_tree} but the output has {self._out_tree}"
             )
         seeds = []

@@ -11,6 +11,12 @@ The missing direction is derived, not refused:
   the tangents: the VJP is the reverse-mode derivative of ``t -> <ct, jvp(t)>``);
 - forward mode of a ``custom_vjp`` function transposes its bwd rule the same way, which JAX
   refuses to do. A bwd written in raw NumPy cannot be transposed and says so.
+
+Transposing is exact only for a rule linear in what is transposed: the trace of the linear
+map is marked ``transposing`` (``core.Trace``), so control flow on those values (``bool()``,
+comparisons, ``.item()``) raises ``ConcretizationTypeError`` naming the function, instead of
+a derivative traced at one branch. Pytree arguments are flattened here: the primitives see
+leaves, the user's rules the trees.
 """
 
 from __future__ import annotations
@@ -369,7 +375,8 @@ class custom_vjp(Generic[P, R]):
     returns a tuple with one cotangent per non-static argument (static
     ``nondiff_argnums`` arguments come first in ``bwd``'s arguments). Forward mode
     (``jvp``, ``jacfwd``, ``hessian``) transposes ``bwd``, so write it with
-    ``transforms.numpy``.
+    ``transforms.numpy`` and without control flow on the cotangent (which is refused: use
+    ``custom_root`` / ``custom_linear_solve`` for iterative solves).
 
     Example:
         >>> import transforms as T

@@ -27,6 +27,7 @@ from ._args import (
     ArrayFunction2,
     ArrayFunction3,
     Leaf,
+    check_callable,
     check_input_dtypes,
     check_output_dtype,
     flatten_inputs,
@@ -553,6 +554,8 @@ def jacfwd(
                [0., 1.]])
     """
 
+    check_callable(fun, "jacfwd")
+
     @functools.wraps(fun)
     def jacfwd_fun(*args: Any, **kwargs: Any) -> Any:
         nums, diff = _diff_args(args, argnums, "jacfwd")
@@ -963,6 +966,8 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
+
+    check_callable(fun, "jacrev")
 
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:

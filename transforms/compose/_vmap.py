@@ -19,6 +19,8 @@ from transforms.core.tree_util import tree_flatten
 from transforms.numpy import broadcast_to, moveaxis
 from transforms.numpy._define import shape_of
 
+from ._args import check_callable
+
 __all__ = ["vmap"]
 
 P = ParamSpec("P")
@@ -40,6 +42,11 @@ def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[int | None]:
         if sorted(prefix) != sorted(tree):
             raise ValueError(f"vmap: {what} keys {sorted(prefix)} differ from {sorted(tree)}")
         return [a for k in sorted(tree) for a in _broadcast_prefix(prefix[k], tree[k], what)]
+    if not isinstance(prefix, (tuple, list, dict)):  # JAX: a TypeError for such an axis
+        raise TypeError(
+            f"vmap: {what} must be an int, None, or a (nested) tuple/list/dict of them, got "
+            f"{prefix!r}"
+        )
     raise ValueError(f"vmap: {what} {prefix!r} is not a prefix of the value's structure")
 
 
@@ -121,6 +128,8 @@ def vmap(
         >>> T.vmap(tnp.dot, in_axes=(0, None))(np.eye(2), np.array([3.0, 4.0]))
         array([3., 4.])
     """
+
+    check_callable(fun, "vmap")
 
     @functools.wraps(fun)
     def vmapped(*args: P.args, **kwargs: P.kwargs) -> R:

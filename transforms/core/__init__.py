@@ -7,6 +7,7 @@ from ._interpreters import register_interpreter as register_interpreter
 from ._primitive import Primitive as Primitive
 from ._primitive import all_primitives as all_primitives
 from ._primitive import unary_function as unary_function
+from ._quiet import quiet as quiet
 from ._stack import current_traces as current_traces
 from ._stack import new_trace as new_trace
 from ._trace import Trace as Trace
@@ -54,6 +55,7 @@ __all__ = [
     "new_trace",
     "number_primitives",
     "operators",
+    "quiet",
     "Transposing",
     "refuse_concrete",
     "tree_util",

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer
+from transforms.core import Array, ArrayLike, Primitive, Tracer, quiet
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity, multiply_rule
@@ -141,10 +141,10 @@ defvjp(
 
 divide_p = Primitive("divide", np.true_divide)
 defsparsity(divide_p, sparsity_elementwise(((0, 1), (1, 1))))
-defjvp(
+defjvp(  # quiet: no warnings of their own (a tangent over a tiny y overflows silently, as JAX)
     divide_p,
-    lambda t, ans, x, y: to_output(t / y, ans),
-    lambda t, ans, x, y: to_output(-t * ans / y, ans),
+    quiet(lambda t, ans, x, y: to_output(t / y, ans)),
+    quiet(lambda t, ans, x, y: to_output(-t * ans / y, ans)),
 )
 defvjp(
     divide_p,
@@ -179,10 +179,10 @@ def _dpower_dy(ans: Any, x: Any, y: Any) -> Any:
 
 power_p = Primitive("power", np.power)
 defsparsity(power_p, sparsity_elementwise(((0, 0), (0, 1), (1, 1))))
-defjvp(
+defjvp(  # quiet: the derivatives of x^y are infinite at x = 0 for y < 1, without warnings
     power_p,
-    lambda t, ans, x, y: to_output(_times(t, _dpower_dx(ans, x, y)), ans),
-    lambda t, ans, x, y: to_output(t * _dpower_dy(ans, x, y), ans),
+    quiet(lambda t, ans, x, y: to_output(_times(t, _dpower_dx(ans, x, y)), ans)),
+    quiet(lambda t, ans, x, y: to_output(t * _dpower_dy(ans, x, y), ans)),
 )
 
 
@@ -190,11 +190,13 @@ def _times(t: Any, d: Any) -> Any:
     return t if d is None else t * d
 
 
+@quiet
 def _power_vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     d = _dpower_dx(ans, x, y)
     return lambda ct: to_operand(_times(ct, d), x)
 
 
+@quiet
 def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     d = _dpower_dy(ans, x, y)
     return lambda ct: to_operand(ct * d, y)
@@ -221,9 +223,11 @@ def _choice(name: str, impl: Any, pick: Any) -> Primitive:
     primitive = Primitive(name, impl)
     defsparsity(primitive, sparsity_elementwise())  # piecewise linear
 
+    @quiet  # an infinite tangent times a zero weight: NaN, silently (derivative code)
     def jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
         return to_output(t * _choice_weights(ans, x, y, pick)[0], ans)
 
+    @quiet
     def jvp_y(t: Any, ans: Any, x: Any, y: Any) -> Any:
         return to_output(t * _choice_weights(ans, x, y, pick)[1], ans)
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, NoRuleError, Primitive, unary_function
+from transforms.core import Array, ArrayLike, NoRuleError, Primitive, quiet, unary_function
 from transforms.forward import defjvp
 from transforms.reverse import Pullback, defvjp
 from transforms.sparsity import defsparsity, partials_rule
@@ -98,12 +98,12 @@ def unary(
         defjvp(primitive, None)
         defvjp(primitive, None)
     else:
-        d = derivative
-        defjvp(primitive, lambda t, ans, x, **params: t * d(ans, x, **params))
+        d = quiet(derivative)  # derivative code adds no NumPy warnings (see core._quiet)
+        defjvp(primitive, quiet(lambda t, ans, x, **params: t * derivative(ans, x, **params)))
 
         def maker(ans: Any, x: Any, **params: Any) -> Pullback:
             dx = d(ans, x, **params)
-            return lambda ct: ct * dx
+            return lambda ct: ct * dx  # (the backward pass is quiet too)
 
         defvjp(primitive, maker)
     deftaylor(primitive, ode_rule(primitive))
@@ -172,10 +172,12 @@ def _unknown(ans: Any, *args: Any, **params: Any) -> Any:
 
 
 def _partial_jvp(d: Derivative) -> Any:
-    return lambda t, ans, *args, **params: to_output(t * d(ans, *args, **params), ans)
+    return quiet(lambda t, ans, *args, **params: to_output(t * d(ans, *args, **params), ans))
 
 
-def _partial_vjp(d: Derivative, argnum: int) -> Any:
+def _partial_vjp(derivative: Derivative, argnum: int) -> Any:
+    d = quiet(derivative)
+
     def maker(ans: Any, *args: Any, **params: Any) -> Pullback:
         weight, operand = d(ans, *args, **params), args[argnum]
         return lambda ct: to_operand(ct * weight, operand)

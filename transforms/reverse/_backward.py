@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from transforms.core import quiet
+
 from ._trace import Entry, Slot
 
 __all__ = ["backward"]
 
 
+@quiet  # derivative code: no NumPy warnings of its own (see core._quiet)
 def backward(outputs: Sequence[tuple[int, Any]], n_inputs: int, tape: Sequence[Entry]) -> list[Any]:
     """Push the output cotangents (at tape positions) back to the ``n_inputs`` inputs at the
     start of ``tape``; ``None`` where no path reaches one."""

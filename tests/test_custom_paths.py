@@ -1,0 +1,233 @@
+"""Issue 11's property family: every custom-rule path in every mode and nesting, against
+finite differences of the function itself (never against our own derivatives).
+
+Each path computes the same kind of scalar function of ``x`` (shape (3,)) through one
+mechanism whose rules are the true derivative: ``custom_jvp``, ``custom_vjp``,
+``checkpoint``, a user primitive with a container argument, ``custom_root`` and
+``custom_linear_solve`` (the operator depending on ``x``), and two rules with convergence
+loops. Every (path, mode) pair is either exact (matches finite differences) or refused with
+the documented exception: the table ``REFUSED`` lists the refusals, so a new silent wrong
+number (or a refusal that disappears) fails here. Hypothesis draws the point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transforms as T
+import transforms.numpy as tnp
+
+M = np.array([[4.0, 1.0, 0.5], [0.2, 5.0, 1.0], [0.3, 0.1, 6.0]])
+W = np.array([1.0, -2.0, 0.5])
+
+
+# ---- the paths ---------------------------------------------------------------------------------
+@T.custom_jvp
+def _jvp_fn(x: Any) -> Any:
+    return tnp.sin(x) * x
+
+
+@_jvp_fn.defjvp
+def _jvp_fn_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    return _jvp_fn(x), (tnp.cos(x) * x + tnp.sin(x)) * t
+
+
+@T.custom_vjp
+def _vjp_fn(x: Any) -> Any:
+    return tnp.sin(x) * x
+
+
+_vjp_fn.defvjp(lambda x: (_vjp_fn(x), x), lambda x, ct: ((tnp.cos(x) * x + tnp.sin(x)) * ct,))
+
+
+@T.primitive
+def _pair_fn(p: Any) -> Any:  # a container argument: (a, b) -> a * exp(b)
+    a, b = p
+    return a * np.exp(b)
+
+
+T.defjvp(_pair_fn, lambda t, ans, p: t[0] * tnp.exp(p[1]) + p[0] * tnp.exp(p[1]) * t[1])
+T.defvjp(
+    _pair_fn,
+    lambda ans, p: lambda ct: (ct * tnp.exp(p[1]), ct * p[0] * tnp.exp(p[1])),
+)
+
+
+def _pair_batch(args: Any, dims: Any) -> tuple[Any, int]:
+    """Elementwise: batch axes first, an unbatched operand broadcasts."""
+    pairs = zip(args[0], dims[0], strict=True)
+    leaves = [x if d is None else tnp.moveaxis(x, d, 0) for x, d in pairs]
+    return _pair_fn(tuple(leaves)), 0
+
+
+T.defbatch(_pair_fn, _pair_batch)
+
+
+def _solve_scalar_roots(f: Any, r: Any) -> Any:
+    """A convergence loop on plain arrays (a chord iteration)."""
+    for _ in range(500):
+        fr = f(r)
+        if np.max(np.abs(fr)) < 1e-15:
+            break
+        r = r - fr
+    return r
+
+
+def _root_path(x: Any) -> Any:
+    # r = x + 0.3 sin(r), elementwise: f's Jacobian is diag(1 - 0.3 cos r)
+    def diagonal(g: Any, y: Any) -> Any:
+        return y / g(np.ones_like(y))
+
+    r = T.custom_root(
+        lambda r: r - 0.3 * tnp.sin(r) - x, tnp.zeros_like(x), _solve_scalar_roots, diagonal
+    )
+    return tnp.sum(W * r + r**2)
+
+
+def _jacobi(matvec: Any, b: Any) -> Any:
+    r = np.zeros_like(b)
+    for _ in range(2000):
+        res = b - matvec(r)
+        if np.max(np.abs(res)) < 1e-15:
+            break
+        r = r + res / 7.0
+    return r
+
+
+def _linear_path(x: Any) -> Any:
+    # (M + diag(x^2)) r = sin(x): the operator and the right-hand side both depend on x
+    r = T.custom_linear_solve(lambda v: M @ v + x**2 * v, tnp.sin(x), _jacobi, _jacobi)
+    return tnp.sum(W * r + r**2)
+
+
+@T.custom_vjp
+def _looping_vjp(x: Any) -> Any:
+    return tnp.sin(x) * x
+
+
+def _looping_bwd(x: Any, ct: Any) -> tuple[Any]:
+    g = tnp.cos(x) * x + tnp.sin(x)
+    w = ct
+    while tnp.max(tnp.abs(w - ct * g)) > 1e-15:  # a convergence loop on the cotangent
+        w = 0.5 * (w + ct * g)
+    return (w,)
+
+
+_looping_vjp.defvjp(lambda x: (_looping_vjp(x), x), _looping_bwd)
+
+
+@T.custom_jvp
+def _looping_jvp(x: Any) -> Any:
+    return tnp.sin(x) * x
+
+
+@_looping_jvp.defjvp
+def _looping_jvp_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    g = tnp.cos(x) * x + tnp.sin(x)
+    u = t
+    while tnp.max(tnp.abs(u - g * t)) > 1e-15:  # a convergence loop on the tangent
+        u = 0.5 * (u + g * t)
+    return _looping_jvp(x), u
+
+
+PATHS: dict[str, Callable[[Any], Any]] = {
+    "custom_jvp": lambda x: tnp.sum(W * _jvp_fn(x) + _jvp_fn(x) ** 2),
+    "custom_vjp": lambda x: tnp.sum(W * _vjp_fn(x) + _vjp_fn(x) ** 2),
+    "checkpoint": lambda x: tnp.sum(T.checkpoint(lambda y: W * tnp.sin(y) * y + y**3)(x)),
+    "primitive with a container argument": lambda x: tnp.sum(
+        W * _pair_fn((x, 0.5 * x)) + _pair_fn((x**2, -x))
+    ),
+    "custom_root": _root_path,
+    "custom_linear_solve": _linear_path,
+    "custom_vjp with a loop in bwd": lambda x: tnp.sum(W * _looping_vjp(x) + _looping_vjp(x) ** 2),
+    "custom_jvp with a loop in its rule": lambda x: tnp.sum(
+        W * _looping_jvp(x) + _looping_jvp(x) ** 2
+    ),
+}
+
+V = np.array([0.3, -0.7, 1.1])
+
+
+def _grad_of_grad(f: Any) -> Any:
+    return T.grad(lambda x: tnp.sum(T.grad(f)(x) * V))
+
+
+MODES: dict[str, Callable[[Any, Any], Any]] = {  # each returns a gradient or a Hessian
+    "grad": lambda f, x: T.grad(f)(x),
+    "jvp": lambda f, x: np.stack([T.jvp(f, (x,), (e,))[1] for e in np.eye(3)]),
+    "jacfwd": lambda f, x: T.jacfwd(f)(x),
+    "jacrev": lambda f, x: T.jacrev(f)(x),
+    "vmap of grad": lambda f, x: T.vmap(T.grad(f))(np.stack([x, x]))[1],
+    "hessian": lambda f, x: T.hessian(f)(x),
+    "jacfwd of grad": lambda f, x: T.jacfwd(T.grad(f))(x),
+    "grad of grad": lambda f, x: _grad_of_grad(f)(x),  # H @ V
+}
+SECOND_ORDER = {"hessian", "jacfwd of grad"}
+
+# (path, mode) -> the exception: the refusals, each documented in docs/custom-rules.md
+REFUSED: dict[tuple[str, str], type[Exception]] = {
+    **{
+        ("custom_vjp with a loop in bwd", m): T.ConcretizationTypeError
+        for m in ("jvp", "jacfwd", "hessian", "jacfwd of grad")
+    },
+    ("custom_vjp with a loop in bwd", "vmap of grad"): T.TracerBoolConversionError,
+    **{
+        ("custom_jvp with a loop in its rule", m): T.ConcretizationTypeError
+        for m in ("grad", "jacrev", "vmap of grad", "hessian", "jacfwd of grad", "grad of grad")
+    },
+    ("custom_jvp with a loop in its rule", "jacfwd"): T.TracerBoolConversionError,
+    ("custom_root", "vmap of grad"): NotImplementedError,
+    ("custom_linear_solve", "vmap of grad"): NotImplementedError,
+}
+
+
+def _numpy_value(f: Any, x: np.ndarray) -> float:
+    return float(np.asarray(f(x)))
+
+
+def _fd_gradient(f: Any, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    e = np.eye(x.size) * h
+    return np.array([(_numpy_value(f, x + d) - _numpy_value(f, x - d)) / (2 * h) for d in e])
+
+
+def _fd_hessian(f: Any, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
+    e = np.eye(x.size) * h
+    n = x.size
+    out = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = (
+                _numpy_value(f, x + e[i] + e[j])
+                - _numpy_value(f, x + e[i] - e[j])
+                - _numpy_value(f, x - e[i] + e[j])
+                + _numpy_value(f, x - e[i] - e[j])
+            ) / (4 * h * h)
+    return out
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("path", sorted(PATHS))
+@settings(max_examples=3, deadline=None)
+@given(x=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3).map(np.array))
+def test_custom_path_is_exact_or_refused(path: str, mode: str, x: np.ndarray) -> None:
+    f = PATHS[path]
+    refused = REFUSED.get((path, mode))
+    if refused is not None:
+        with pytest.raises(refused):
+            MODES[mode](f, x)
+        return
+    got = np.asarray(MODES[mode](f, x))
+    if mode in SECOND_ORDER:
+        np.testing.assert_allclose(got, _fd_hessian(f, x), rtol=1e-5, atol=1e-5)
+    elif mode == "grad of grad":
+        np.testing.assert_allclose(got, _fd_hessian(f, x) @ V, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_allclose(got, _fd_gradient(f, x), rtol=1e-7, atol=1e-8)
