@@ -151,8 +151,8 @@ def logsumexp(
         m = tnp.reshape(m, shape_of(s))
     with np.errstate(divide="ignore"):  # log(0) = -inf: every entry is -inf (or b == 0)
         if b is None and not return_sign:  # s >= 0
-            return tnp.log(s) + m
-        out = tnp.log(tnp.abs(s)) + m
+            return tnp.add(tnp.log(s), m)  # tnp.add: an array, not NumPy's 0-d scalar
+        out = tnp.add(tnp.log(tnp.abs(s)), m)
     sign = tnp.sign(s)
     if return_sign:
         return out, sign
@@ -189,7 +189,7 @@ def softmax(x: ArrayLike, axis: Axis = None) -> Array:
     """
     x = tnp.asarray(x)
     e = tnp.exp(x - tnp.max(stop_gradient(x), axis, keepdims=True))
-    return e / tnp.sum(e, axis, keepdims=True)
+    return tnp.divide(e, tnp.sum(e, axis, keepdims=True))
 
 
 def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
@@ -203,4 +203,4 @@ def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
     m = tnp.max(stop_gradient(x), axis, keepdims=True)
     shifted = x - tnp.where(tnp.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):  # log(0) = -inf: every entry is -inf
-        return shifted - tnp.log(tnp.sum(tnp.exp(shifted), axis, keepdims=True))
+        return tnp.subtract(shifted, tnp.log(tnp.sum(tnp.exp(shifted), axis, keepdims=True)))
