@@ -184,9 +184,16 @@ def test_plain_svd_and_qr_give_the_named_results() -> None:
 
 
 def _public_functions() -> list[tuple[str, Any]]:
+    import transforms.nn as nn
     import transforms.scipy.special as special
 
-    namespaces = {"tnp": tnp, "tnp.linalg": tnp.linalg, "tnp.fft": tnp.fft, "special": special}
+    namespaces = {
+        "tnp": tnp,
+        "tnp.linalg": tnp.linalg,
+        "tnp.fft": tnp.fft,
+        "special": special,
+        "nn": nn,
+    }
     return [
         (f"{prefix}.{name}", fun)
         for prefix, module in namespaces.items()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from transforms.core import NoRuleError, Primitive, Trace, Tracer
 
 from ._rules import _RULES
@@ -30,6 +32,23 @@ class JVPTracer(Tracer):
     @property
     def primal(self) -> Any:
         return self._primal
+
+    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
+    @property
+    def shape(self) -> tuple[int, ...]:
+        try:
+            shape: tuple[int, ...] = self._primal.shape
+        except AttributeError:  # a Python scalar
+            return np.shape(self._primal)
+        return shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = self._primal.dtype
+        except AttributeError:
+            return np.result_type(self._primal)
+        return dtype
 
 
 class JVPTrace(Trace[JVPTracer]):

@@ -200,9 +200,14 @@ def _cast_all(arrays: list[Any], dtype: Any, casting: str) -> list[Any]:
 
 
 def _sequence(tup: Any, name: str) -> list[Any]:
-    if not isinstance(tup, (list, tuple)):
-        raise TypeError(f"{name}: arrays to stack must be passed as a sequence type (a list)")
-    return list(tup)
+    """The arrays to stack: any sequence NumPy accepts (a list, a tuple, an array or traced
+    value iterated over its first axis) and, as autograd, a generator or other iterable."""
+    try:
+        return list(tup)
+    except TypeError:  # a scalar, a 0-d array
+        raise TypeError(
+            f"{name}: arrays to stack must be passed as a sequence type (a list)"
+        ) from None
 
 
 def hstack(tup: Sequence[ArrayLike], *, dtype: Any = None, casting: str = "same_kind") -> Array:

@@ -159,6 +159,17 @@ def round(a: ArrayLike, decimals: int = 0) -> Array:
 
 around = round
 
+# ---- stop_gradient: the identity with derivative 0 -------------------------------------------
+# Not a NumPy name (not in __all__): the one primitive behind ``transforms.stop_gradient``, here
+# so that composites of this layer (``logsumexp``'s shift by its maximum) can hold a value
+# constant without importing ``compose``.
+stop_gradient_p, stop_gradient = unary(
+    "stop_gradient",
+    lambda x: x,
+    None,
+    doc="``x`` itself, with no derivative flowing through it (``transforms.stop_gradient``).",
+)
+
 
 # ---- complex parts: linear, not holomorphic ---------------------------------------------------
 # Under the bilinear pairing the VJP of ``real`` embeds the (real) cotangent as ``ct + 0j``,

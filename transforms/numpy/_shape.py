@@ -38,7 +38,6 @@ __all__ = [
     "astype",
     "zeros_like",
     "ones_like",
-    "where",
 ]
 
 
