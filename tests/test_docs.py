@@ -21,6 +21,7 @@ from types import ModuleType
 
 import pytest
 
+import transforms.nn
 import transforms.numpy as tnp
 import transforms.scipy
 
@@ -93,6 +94,7 @@ COVERAGE: dict[str, dict[str, ModuleType]] = {
         "transforms.scipy.special": transforms.scipy.special,
         "transforms.scipy.misc": transforms.scipy.misc,
     },
+    "nn.md": {"transforms.nn": transforms.nn},
 }
 NAMESPACES = [(page, key) for page, keys in COVERAGE.items() for key in keys]
 # NumPy's own objects, re-exported as they are (no derivative to speak of): listed in prose.
