@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 from _cli import new_figure, parse_args, save
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_digits  # type: ignore[import-untyped]
 
 import transforms as T
 import transforms.numpy as tnp
@@ -72,7 +72,7 @@ def main() -> None:
     print("gradient checked against finite differences")
 
     value_and_grad = T.value_and_grad(loss)
-    state = {"m": {k: np.zeros_like(p) for k, p in params.items()}}
+    state: dict[str, Params] = {"m": {k: np.zeros_like(p) for k, p in params.items()}}
     state["v"] = {k: np.zeros_like(p) for k, p in params.items()}
     epochs, batch, step = (4 if args.quick else 40), 64, 0
     history: dict[str, list[float]] = {"train loss": [], "test loss": [], "test accuracy": []}

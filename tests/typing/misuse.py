@@ -70,6 +70,8 @@ T.value_and_grad(loss)(params, X, y)[1].v  # type: ignore[attr-defined]
 tnp.sinn(X)  # type: ignore[attr-defined]
 tnp.linalg.inverse(X)  # type: ignore[attr-defined]
 tnp.fft.fftt(y)  # type: ignore[attr-defined]
+# a primitive's result is an array, not Any
+T.Primitive("my_square", np.square).bind(X).shap  # type: ignore[union-attr]
 # NamedTuple results have their own fields
 tnp.linalg.qr(X).U  # type: ignore[attr-defined]
 tnp.linalg.svd(X, compute_uv=False).S  # type: ignore[union-attr]

@@ -86,6 +86,15 @@ assert_type(stats2, Stats)
 assert_type(g_X2, Array)
 
 
+def grads_by(argnums: tuple[int, ...]) -> object:
+    grads = T.grad(loss, argnums=argnums)(params, X, y)
+    assert_type(grads, Any)  # argnums not a literal: the honest fallback, never a wrong type
+    return grads
+
+
+grads_by((0, 1))
+
+
 @T.grad(has_aux=True)
 def grad_with_stats(params: Params, X: Array, y: Array) -> tuple[Array, Stats]:
     return loss_with_stats(params, X, y)
@@ -202,6 +211,18 @@ assert_type(T.grad(T.grad(tnp.sin))(0.5), Array)  # nests; tnp.sin takes an Arra
 assert_type(T.jacfwd(tnp.sin)(y), Array)
 assert_type(T.stop_gradient(params), Params)
 assert_type(T.stop_gradient(X), npt.NDArray[np.float64])
+
+# ---- a primitive's bind is typed by the primitive: an array, or a tuple of them -----------
+square_p = T.Primitive("my_square", np.square)
+assert_type(square_p.bind(X), Array)
+
+
+def _halves(a: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], ...]:
+    return a / 2, a / 2
+
+
+halves_p = T.Primitive("my_halves", _halves, multiple_results=True)
+assert_type(halves_p.bind(X), tuple[Array, ...])
 
 # ---- linalg, fft, reductions: arrays, and NamedTuple results with their field names -----
 gram = X.T @ X

@@ -21,6 +21,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
+import numpy as np
+
 from ._trace import Tracer, find_top_trace
 
 if TYPE_CHECKING:
@@ -117,7 +119,8 @@ class Primitive(Generic[OutT]):
             elif type(arg) in _CONTAINERS:
                 _refuse_hidden_tracers(self, args)
         if top is None:  # nothing is traced
-            return self.impl(*args, **params)
+            out = self.impl(*args, **params)
+            return out if type(out) is np.ndarray else _no_scalars(out)
         if not top.alive:
             top = find_top_trace(self, args)  # raises EscapedTracerError
         # The interpreters' results are typed ``object``: the primitive's type says what.
@@ -147,11 +150,23 @@ def unary_function(
             return primitive.bind(x)
         if type(x) in _CONTAINERS:
             return primitive.bind(convert(x))
-        return impl(x)
+        out = impl(x)
+        return out if type(out) is np.ndarray else _no_scalars(out)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
+
+
+def _no_scalars(out: Any) -> Any:
+    """A NumPy scalar result (``np.sum`` of an array, ``np.sin`` of a 0-d array) as a 0-d
+    array, alone or in a multiple-results tuple: what a primitive returns is an ``Array``,
+    untraced as under a transform (``bind`` calls this only for a result not an ndarray)."""
+    if isinstance(out, np.generic):
+        return np.asarray(out)
+    if type(out) is tuple:
+        return tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in out)
+    return out
 
 
 def _contains_tracer(value: object) -> bool:

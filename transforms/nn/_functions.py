@@ -94,7 +94,7 @@ def log_sigmoid(x: ArrayLike) -> Array:
 def silu(x: ArrayLike) -> Array:
     """``jax.nn.silu`` (alias ``swish``): ``x * sigmoid(x)``."""
     x = tnp.asarray(x)
-    return x * expit(x)
+    return tnp.multiply(x, expit(x))  # tnp's, not `*`: an array, never NumPy's scalar
 
 
 swish = silu
@@ -111,7 +111,7 @@ def elu(x: ArrayLike, alpha: ArrayLike = 1.0) -> Array:
 
 def selu(x: ArrayLike) -> Array:
     """``jax.nn.selu``: ``scale * elu(x, alpha)`` with the self-normalizing constants."""
-    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+    return tnp.multiply(_SELU_SCALE, elu(x, _SELU_ALPHA))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -121,7 +121,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def celu(x: ArrayLike, alpha: ArrayLike = 1.0) -> Array:
     """``jax.nn.celu``: ``max(x, 0) + alpha * expm1(min(x, 0) / alpha)`` (derivative 1 at 0:
     the tie is shared by ``maximum`` and ``minimum``, as in JAX)."""
-    return tnp.maximum(x, 0.0) + alpha * tnp.expm1(tnp.minimum(x, 0.0) / alpha)
+    return tnp.add(tnp.maximum(x, 0.0), alpha * tnp.expm1(tnp.minimum(x, 0.0) / alpha))
 
 
 def leaky_relu(x: ArrayLike, negative_slope: ArrayLike = 1e-2) -> Array:
@@ -140,13 +140,13 @@ def hard_tanh(x: ArrayLike) -> Array:
 
 def hard_sigmoid(x: ArrayLike) -> Array:
     """``jax.nn.hard_sigmoid``: ``relu6(x + 3) / 6``."""
-    return relu6(tnp.asarray(x) + 3.0) / 6.0
+    return tnp.divide(relu6(tnp.asarray(x) + 3.0), 6.0)
 
 
 def hard_silu(x: ArrayLike) -> Array:
     """``jax.nn.hard_silu`` (alias ``hard_swish``): ``x * hard_sigmoid(x)``."""
     x = tnp.asarray(x)
-    return x * hard_sigmoid(x)
+    return tnp.multiply(x, hard_sigmoid(x))
 
 
 hard_swish = hard_silu
@@ -169,8 +169,8 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Array:
     ``x/2 erfc(-x / sqrt 2)``."""
     x = tnp.asarray(x)
     if approximate:
-        return x * (0.5 * (1.0 + tnp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))))
-    return 0.5 * x * erfc(-x * _SQRT_HALF)
+        return tnp.multiply(x, 0.5 * (1.0 + tnp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))))
+    return tnp.multiply(0.5 * x, erfc(-x * _SQRT_HALF))
 
 
 def glu(x: ArrayLike, axis: int = -1) -> Array:

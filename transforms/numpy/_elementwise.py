@@ -302,7 +302,7 @@ def nan_to_num(
 def positive(x: ArrayLike) -> Array:
     """Differentiable ``numpy.positive``: the identity (a composite of nothing)."""
     v = _operand(x)
-    return v if is_traced(v) else np.positive(v)
+    return v if is_traced(v) else np.asarray(np.positive(v))  # an array, not a NumPy scalar
 
 
 def real_if_close(a: ArrayLike, tol: float = 100) -> Array:

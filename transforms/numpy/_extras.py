@@ -494,7 +494,7 @@ def corrcoef(
     results clipped to ``[-1, 1]``, as NumPy)."""
     c = cov(x, y, rowvar, dtype=dtype)
     if ndim_of(c) == 0:
-        return c / c
+        return _arithmetic.divide(c, c)  # an array, not NumPy's 0-d scalar
     stddev = _elementwise.sqrt(_elementwise.real(_construct.diagonal(c)))
     c = c / stddev[:, None] / stddev[None, :]
     if np.iscomplexobj(np.empty(0, dtype_of(c))):

@@ -106,7 +106,8 @@ def mean(
     if not np.issubdtype(dtype_of(a), np.inexact) and dtype is None:
         dtype = np.float64
     count = math.prod(shape[i] for i in normalize_axes(axis, len(shape)))
-    return sum(a, axis, dtype, keepdims=keepdims) / count
+    # divide, not ``/``: NumPy's operators on 0-d arrays return NumPy scalars, not arrays
+    return _arithmetic.divide(sum(a, axis, dtype, keepdims=keepdims), count)
 
 
 # ---- prod --------------------------------------------------------------------------------
@@ -310,7 +311,7 @@ def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
     """Differentiable ``numpy.ptp`` (a composite: ``max - min``, ties sharing)."""
     reject_out("ptp", out)
     a = _operand(a)
-    return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
+    return _arithmetic.subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
 # ---- average, var, std ------------------------------------------------------------------------
@@ -365,7 +366,9 @@ def var(
     n = _group_size(shape_of(x), axes)
     d = x - sum(x, axes, keepdims=True) / n
     denominator = n - _ddof(ddof, correction)
-    return sum(_abs2(d), axes, keepdims=keepdims) / (denominator if denominator > 0 else 0)
+    return _arithmetic.divide(
+        sum(_abs2(d), axes, keepdims=keepdims), denominator if denominator > 0 else 0
+    )
 
 
 def _safe_sqrt(v: Any) -> Array:
@@ -449,7 +452,7 @@ def average(
     scale = sum(_shape.broadcast_to(w, a_shape), axes, keepdims=keepdims)
     if np.any(concrete(scale) == 0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    avg = sum(a * w, axes, keepdims=keepdims) / scale
+    avg = _arithmetic.divide(sum(a * w, axes, keepdims=keepdims), scale)
     if not returned:
         return avg
     return avg, _shape.broadcast_to(scale, shape_of(avg))
@@ -576,8 +579,8 @@ def logsumexp(
         m = _shape.reshape(m, shape_of(s))
     with np.errstate(divide="ignore"):  # log(0) = -inf: every entry is -inf (or b == 0)
         if b is None and not return_sign:  # s >= 0
-            return _elementwise.log(s) + m
-        out = _elementwise.log(_elementwise.abs(s)) + m
+            return _arithmetic.add(_elementwise.log(s), m)  # an array, not NumPy's scalar
+        out = _arithmetic.add(_elementwise.log(_elementwise.abs(s)), m)
     sign = _elementwise.sign(s)
     if return_sign:
         return out, sign
@@ -603,7 +606,7 @@ def softmax(x: ArrayLike, axis: Axis = None) -> Array:
     """
     x = _shape.asarray(x)
     e = _elementwise.exp(x - max(_elementwise.stop_gradient(x), axis, keepdims=True))
-    return e / sum(e, axis, keepdims=True)
+    return _arithmetic.divide(e, sum(e, axis, keepdims=True))
 
 
 def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
@@ -617,7 +620,9 @@ def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
     m = max(_elementwise.stop_gradient(x), axis, keepdims=True)
     shifted = x - _shape.where(_nondiff.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):  # log(0) = -inf: every entry is -inf
-        return shifted - _elementwise.log(sum(_elementwise.exp(shifted), axis, keepdims=True))
+        return _arithmetic.subtract(
+            shifted, _elementwise.log(sum(_elementwise.exp(shifted), axis, keepdims=True))
+        )
 
 
 # ---- nan-ignoring reductions: NaNs replaced by a neutral value (zero derivative there) --------
@@ -673,7 +678,7 @@ def nanmean(
 def _divide_by_count(total: Array, count: Any, mask: Any) -> Array:
     """``total / count``, NaN (with zero derivative, and no warning) where ``count <= 0``."""
     if mask is None:  # a plain count of every element
-        return total / (count if count > 0 else 0)
+        return _arithmetic.divide(total, count if count > 0 else 0)
     positive = _arithmetic.greater(count, 0)
     return _shape.where(positive, total / _shape.where(positive, count, 1), np.nan)
 
