@@ -350,6 +350,24 @@ def test_custom_linear_solve_in_b_every_mode_and_vmap() -> None:
     assert_allclose(T.vmap(T.grad(lambda b: tnp.sum(f(b))))(bs), np.tile(inv.sum(0), (3, 1)))
 
 
+def test_custom_linear_solve_has_aux() -> None:
+    def solve(matvec: Any, b: Any) -> Any:
+        x = _jacobi(matvec, b)
+        return x, float(np.max(np.abs(matvec(x) - b)))  # the residual: per example
+
+    def f(b: Any) -> Any:
+        return T.custom_linear_solve(lambda x: M @ x, b, solve, solve, has_aux=True)
+
+    x, residual = f(B)
+    assert_allclose(x, np.linalg.solve(M, B), rtol=1e-12)
+    assert residual < 1e-12
+    g = T.grad(lambda b: tnp.sum(f(b)[0]))(B)
+    assert_allclose(g, np.linalg.inv(M).sum(0), rtol=1e-12)
+    # under vmap over b there is one aux per example: refused, never the first example's
+    with pytest.raises(NotImplementedError, match=r"custom_linear_solve: has_aux=True under vmap"):
+        T.vmap(f)(np.stack([B, 2 * B]))
+
+
 def test_custom_linear_solve_in_the_operator_every_mode() -> None:
     def f(scale: Any) -> Any:  # (M + s I) x = B
         x = T.custom_linear_solve(

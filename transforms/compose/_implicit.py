@@ -82,18 +82,25 @@ defbatch(implicit_solve_p, _solve_batch)
 defsparsity(implicit_solve_p, dense_linear_rule)  # the operator is known only as a solve
 
 
-def _plain(value: Any, name: str, what: str) -> Any:
-    """The concrete value of ``value``, refusing a batched one (the solver runs unbatched)."""
+def _batched(value: Any) -> bool:
+    """Whether ``value`` is batched by a ``vmap`` at some level of its tracers."""
     level = value
     while isinstance(level, Tracer):
         if isinstance(level, BatchTracer):
-            raise NotImplementedError(
-                f"{name}: {what} depends on a value batched by vmap, and the solver runs on "
-                "one example at a time: vmap over the values the function closes over is not "
-                "supported yet (vmap of its derivatives, jacfwd, jacrev and hessian are); "
-                "loop over the examples instead"
-            )
+            return True
         level = level.primal
+    return False
+
+
+def _plain(value: Any, name: str, what: str) -> Any:
+    """The concrete value of ``value``, refusing a batched one (the solver runs unbatched)."""
+    if _batched(value):
+        raise NotImplementedError(
+            f"{name}: {what} depends on a value batched by vmap, and the solver runs on "
+            "one example at a time: vmap over the values the function closes over is not "
+            "supported yet (vmap of its derivatives, jacfwd, jacrev and hessian are); "
+            "loop over the examples instead"
+        )
     return np.asarray(concrete(value))
 
 
@@ -215,7 +222,8 @@ def custom_linear_solve(
         transpose_solve: ``transpose_solve(vecmat, b) -> x`` for the transposed operator,
             needed by reverse mode (grad, vjp, jacrev, hessian).
         symmetric: the operator is symmetric: ``solve`` serves as ``transpose_solve``.
-        has_aux: ``solve`` returns ``(x, aux)``; ``aux`` is returned undifferentiated.
+        has_aux: ``solve`` and ``transpose_solve`` return ``(x, aux)``; ``solve``'s ``aux``
+            is returned undifferentiated.
 
     Example:
         >>> import numpy as np
@@ -232,6 +240,13 @@ def custom_linear_solve(
         True
     """
     name = "custom_linear_solve"
+    if has_aux and _batched(b):
+        # the solver runs once per example: one aux per example, which cannot be stacked
+        raise NotImplementedError(
+            f"{name}: has_aux=True under vmap over b is not supported (the solver runs on one "
+            "example at a time, and its aux cannot be batched): return the aux from outside "
+            "vmap, or loop over the examples"
+        )
     if symmetric and transpose_solve is None:
         transpose_solve = solve
     zero = np.zeros(shape_of(b), dtype=dtype_of(b))
@@ -253,7 +268,8 @@ def custom_linear_solve(
 
     def transposed(ct: Any) -> Any:
         assert transpose_solve is not None
-        return transpose_solve(apply_t, ct)
+        found = transpose_solve(apply_t, ct)
+        return found[0] if has_aux else found  # JAX: both solves return (x, aux)
 
     def inverse(y: Any) -> Any:
         return implicit_solve_p.bind(
