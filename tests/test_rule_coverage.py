@@ -34,6 +34,7 @@ import transforms
 import transforms as T
 import transforms.numpy as tnp
 import transforms.scipy
+import transforms.scipy.linalg
 from transforms.core import Primitive, all_primitives, interpreters, operators
 
 
@@ -173,6 +174,7 @@ SUBMODULES = {
     "linalg": tnp.linalg,
     "scipy.special": transforms.scipy.special,
     "scipy.misc": transforms.scipy.misc,
+    "scipy.linalg": transforms.scipy.linalg,
 }
 
 
