@@ -35,6 +35,7 @@ import transforms as T
 import transforms.numpy as tnp
 import transforms.scipy
 import transforms.scipy.linalg
+import transforms.scipy.signal
 from transforms.core import Primitive, all_primitives, interpreters, operators
 
 
@@ -175,6 +176,7 @@ SUBMODULES = {
     "scipy.special": transforms.scipy.special,
     "scipy.misc": transforms.scipy.misc,
     "scipy.linalg": transforms.scipy.linalg,
+    "scipy.signal": transforms.scipy.signal,
 }
 
 
