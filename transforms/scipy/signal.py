@@ -44,7 +44,7 @@ Mode = Literal["full", "valid", "same"]
 Method = Literal["auto", "direct", "fft"]
 
 
-def _full(a: Any, b: Any, method: str) -> Any:
+def _full(a: Any, b: Any, method: Any) -> Any:
     return _ss.convolve(a, b, mode="full", method=method)
 
 
@@ -123,7 +123,7 @@ def _check(name: str, a: Any, b: Any, mode: str, method: str) -> None:
         )
 
 
-def _moded(a: Any, b: Any, mode: str, method: str) -> Any:
+def _moded(a: Any, b: Any, mode: Mode, method: Method) -> Any:
     """A mode of the full convolution: SciPy's slices of it."""
     s1, s2 = shape_of(a), shape_of(b)
     if 0 in s1 or 0 in s2:
