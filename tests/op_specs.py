@@ -635,12 +635,19 @@ def _join_families() -> None:
     import specs_fft
     import specs_linalg
     import specs_reductions
+    import specs_scipy_integrate
     import specs_scipy_linalg
     import specs_scipy_signal
     import specs_scipy_special
 
     families = (specs_elementwise, specs_reductions, specs_construct, specs_linalg, specs_fft)
-    for family in (*families, specs_scipy_special, specs_scipy_linalg, specs_scipy_signal):
+    for family in (
+        *families,
+        specs_scipy_special,
+        specs_scipy_linalg,
+        specs_scipy_signal,
+        specs_scipy_integrate,
+    ):
         OP_SPECS = OP_SPECS + tuple(family.SPECS)
         NONDIFFERENTIABLE.update(family.NONDIFFERENTIABLE)
 

@@ -34,6 +34,7 @@ import transforms
 import transforms as T
 import transforms.numpy as tnp
 import transforms.scipy
+import transforms.scipy.integrate
 import transforms.scipy.linalg
 import transforms.scipy.signal
 from transforms.core import Primitive, all_primitives, interpreters, operators
@@ -177,6 +178,7 @@ SUBMODULES = {
     "scipy.misc": transforms.scipy.misc,
     "scipy.linalg": transforms.scipy.linalg,
     "scipy.signal": transforms.scipy.signal,
+    "scipy.integrate": transforms.scipy.integrate,
 }
 
 
