@@ -134,3 +134,24 @@ def test_errors() -> None:
         odeint(linear, Y0, np.array(1.0), A)
     with pytest.raises(TypeError, match="y0 is complex"):
         odeint(linear, Y0 + 1j, TIMES, A)
+
+
+def test_pytree_arguments() -> None:
+    """A dict of parameters, as a network's: gradients come back as a dict."""
+    params = {"w": np.array([[0.1, 0.2], [0.3, -0.4]]), "b": np.array([0.1, 0.0])}
+
+    def loss(p: Any) -> Any:
+        def f(y: Any, t: Any, p: Any) -> Any:
+            return tnp.tanh(p["w"] @ y + p["b"])
+
+        return tnp.sum(odeint(f, Y0, TIMES, p, **TIGHT) ** 2)
+
+    grads = T.grad(loss)(params)
+    assert set(grads) == {"w", "b"}
+    direction = {"w": np.ones((2, 2)), "b": np.array([1.0, -1.0])}
+    h = 1e-5
+    plus = loss({k: params[k] + h * direction[k] for k in params})
+    minus = loss({k: params[k] - h * direction[k] for k in params})
+    exact = sum(float(np.sum(grads[k] * direction[k])) for k in params)
+    np.testing.assert_allclose(exact, (plus - minus) / (2 * h), rtol=1e-6)
+    np.testing.assert_allclose(T.jvp(loss, (params,), (direction,))[1], exact, rtol=1e-7)

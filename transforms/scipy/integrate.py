@@ -33,6 +33,7 @@ import scipy.integrate as _si
 
 import transforms as T
 import transforms.numpy as tnp
+from transforms.core.tree_util import tree_flatten, tree_structure, tree_unflatten
 from transforms.extend import (
     Primitive,
     cast_to,
@@ -220,14 +221,22 @@ def odeint(
     or as SciPy's (and autograd's) ``args=(...)``; ``y0`` is an array of any shape (SciPy's
     must be 1-d), real. ``rtol``, ``atol``, ``mxstep`` (0: LSODA's default, 500) and ``hmax``
     (0: unbounded) are SciPy's, with SciPy's defaults, and apply to the derivatives' ODEs too.
-    Differentiable in ``y0``, ``t`` and every array of ``args``; ``func`` is written with
+    Differentiable in ``y0``, ``t`` and every array of ``args``, which may be pytrees (a dict
+    of a network's parameters): ``func`` receives them as given. ``func`` is written with
     ``transforms.numpy`` and is called with plain arrays (see the module notes)."""
     if fargs and args:
         raise TypeError(
             "transforms.scipy.integrate.odeint: give func's extra arguments either "
             "positionally (odeint(func, y0, t, *args)) or as args=(...), not both"
         )
-    extra = tuple(tnp.asarray(a) if isinstance(a, (list, tuple)) else a for a in fargs or args)
+    leaves, treedef = tree_flatten(tuple(fargs or args))
+    if treedef != tree_structure(tuple(leaves)):  # pytrees among the arguments: flat operands
+        dynamics = func
+
+        def func(y: Any, time: Any, *flat: Any) -> Any:
+            return dynamics(y, time, *tree_unflatten(treedef, flat))
+
+    extra = tuple(leaves)
     y0 = tnp.asarray(y0) if isinstance(y0, (list, tuple)) else y0
     t = tnp.asarray(t) if isinstance(t, (list, tuple)) else t
     if ndim_of(t) != 1 or shape_of(t)[0] == 0:
