@@ -92,6 +92,9 @@ COVERAGE: dict[str, dict[str, ModuleType]] = {
     "scipy.md": {
         "transforms.scipy.special": transforms.scipy.special,
         "transforms.scipy.misc": transforms.scipy.misc,
+        "transforms.scipy.linalg": transforms.scipy.linalg,
+        "transforms.scipy.signal": transforms.scipy.signal,
+        "transforms.scipy.integrate": transforms.scipy.integrate,
     },
 }
 NAMESPACES = [(page, key) for page, keys in COVERAGE.items() for key in keys]
