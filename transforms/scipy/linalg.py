@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import scipy.linalg as _sl
@@ -550,6 +550,36 @@ def _hermitian(a: Any, lower: bool) -> Any:
     return strict + _conj(_mT(strict)) + diagonal
 
 
+@overload
+def eigh(
+    a: ArrayLike,
+    b: ArrayLike | None = None,
+    *,
+    lower: bool = True,
+    eigvals_only: Literal[False] = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    type: int = 1,
+    check_finite: bool = True,
+    subset_by_index: Sequence[int] | None = None,
+    subset_by_value: Sequence[float] | None = None,
+    driver: str | None = None,
+) -> tuple[Array, Array]: ...
+@overload
+def eigh(
+    a: ArrayLike,
+    b: ArrayLike | None = None,
+    *,
+    lower: bool = True,
+    eigvals_only: Literal[True],
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    type: int = 1,
+    check_finite: bool = True,
+    subset_by_index: Sequence[int] | None = None,
+    subset_by_value: Sequence[float] | None = None,
+    driver: str | None = None,
+) -> Array: ...
 def eigh(
     a: ArrayLike,
     b: ArrayLike | None = None,
@@ -563,7 +593,7 @@ def eigh(
     subset_by_index: Sequence[int] | None = None,
     subset_by_value: Sequence[float] | None = None,
     driver: str | None = None,
-) -> Any:
+) -> tuple[Array, Array] | Array:
     """Differentiable ``scipy.linalg.eigh``: ``(w, v)``, or ``w`` with ``eigvals_only``, of the
     Hermitian matrix read from the ``lower`` (or upper) triangle of ``a`` (``tnp.linalg.eigh``'s
     primitive and conventions: eigenvector derivatives need distinct eigenvalues). With ``b``
