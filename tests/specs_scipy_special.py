@@ -5,9 +5,9 @@ Inputs stay inside each function's smooth domain, away from poles and branch cut
 arguments for the gamma family, ``Y``, ``K`` and the logarithms; open intervals for the
 inverses (``erfinv``, ``ndtri``, ``logit``); ``gamma`` and its relatives also between the
 poles at -2 and -1; ``i0e``/``i1e`` away from their kink at 0. Orders (``n``, ``v``) and
-shape parameters (``a`` of ``gammainc``) are parameters, drawn as scalars or as arrays that
-broadcast against ``x``: they are not differentiated (their derivatives are 0 or refused,
-which ``test_scipy_special.py`` checks by value).
+shape parameters (``a`` of ``gammainc``, ``df`` of ``stdtr``) are parameters, drawn as
+scalars or as arrays that broadcast against ``x``: they are not differentiated (their
+derivatives are 0 or refused, which ``test_scipy_special.py`` checks by value).
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ _INTEGER_ORDERS = _broadcasting(st.integers(0, 3), np.int64)
 _REAL_ORDERS = _broadcasting(st.sampled_from([-1.5, 0.0, 0.5, 1.0, 2.5]), np.float64)
 _K_ORDERS = _broadcasting(st.sampled_from([0.0, 0.5, 1.3, 2.0]), np.float64)
 _GAMMA_SHAPES = _broadcasting(st.floats(0.5, 3.0), np.float64)
+_DEGREES_OF_FREEDOM = _broadcasting(st.floats(0.5, 30.0), np.float64)
 
 
 def _fixed(**strategies: st.SearchStrategy[Any]) -> ParamsFor:
@@ -255,6 +256,14 @@ SPECS: tuple[OpSpec, ...] = (
         PROBABILITY,
         params=_fixed(a=st.floats(0.5, 3.0), b=st.floats(0.5, 3.0)),
     ),
+    _special(
+        "betaincc",
+        lambda x, a, b: tsp.betaincc(a, b, x),
+        PROBABILITY,
+        params=_fixed(a=st.floats(0.5, 3.0), b=st.floats(0.5, 3.0)),
+    ),
+    # SciPy's stdtr is accurate to ~1e-11 only (near t = 0): longer finite-difference steps
+    _special("stdtr", lambda t, p: tsp.stdtr(p, t), params=_DEGREES_OF_FREEDOM, eps=1e-4),
     # ---- Bessel functions --------------------------------------------------------------------
     _special("i0", tsp.i0),
     _special("i1", tsp.i1),

@@ -519,6 +519,30 @@ def test_constant_mutated_inside_the_function_after_use(size: int) -> None:
     close(T.grad(f)(np.array([1.0, 2.0, 3.0])), np.ones(3))
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [(1.0, 5.0, 1 / 5.0), (0.0, -0.0, -np.inf)],  # 1/new
+    ids=["value", "sign_of_zero"],
+)
+def test_constant_mutated_between_two_uses_inside_the_function(
+    old: float, new: float, expected: float
+) -> None:
+    """Each use reads the constant as it is then: the copy taken at the first use must not
+    stand in for the mutated array at the second (it did, by id: the gradient read the old
+    constant twice). Down to the bits: 0.0 -> -0.0 turns 1/c from inf to -inf."""
+    c = np.full(3, old)
+
+    def f(x: Any) -> Any:
+        y = tnp.sum(x * c)
+        c[...] = new
+        return y + tnp.sum(x / c)
+
+    x = np.array([1.0, 2.0, 3.0])
+    with np.errstate(divide="ignore"):  # 1/0 in the derivative of x/c when c is zero
+        grad = T.grad(f)(x)
+    assert np.array_equal(grad, np.full(3, old + expected)), grad
+
+
 @pytest.mark.parametrize("size", [3, 20_000], ids=["small", "large"])
 def test_constant_mutated_between_vjp_and_pullback(size: int) -> None:
     c = np.ones(size)

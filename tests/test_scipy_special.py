@@ -67,6 +67,8 @@ ARGUMENTS: dict[str, tuple[Any, ...]] = {
     "gammainc": (X[::-1] + 0.5, X),
     "gammaincc": (X[::-1] + 0.5, X),
     "betainc": (X + 0.5, X[::-1], P),
+    "betaincc": (X + 0.5, X[::-1], P),
+    "stdtr": (X[::-1] + 0.5, 2 * X - 1.5),
     **{n: (np.array([-1.5, 0.0, 0.5, 2.0]), X) for n in "iv ive kv kve jv yv".split()},
     "jn": (np.array([0, 1, 2, 3]), X - 1.0),
     "yn": (np.array([0, 1, 2, 3]), X),
@@ -319,6 +321,9 @@ SPECIAL_POINTS: list[tuple[str, Callable[[Any], Any], int, float, float]] = [
     ("gammaincc(1, x)' at 2", lambda x: tsp.gammaincc(1.0, x), 1, 2.0, -math.exp(-2.0)),
     ("betainc(1, 3, x)' at 0", lambda x: tsp.betainc(1.0, 3.0, x), 1, 0.0, 3.0),
     ("betainc(2, 1, x)' at 1/2", lambda x: tsp.betainc(2.0, 1.0, x), 1, 0.5, 1.0),
+    ("betaincc(2, 1, x)' at 1/2", lambda x: tsp.betaincc(2.0, 1.0, x), 1, 0.5, -1.0),
+    ("stdtr(1, t)' at 1: Cauchy", lambda t: tsp.stdtr(1.0, t), 1, 1.0, 0.5 / math.pi),
+    ("stdtr(1, t)'' at 1", lambda t: tsp.stdtr(1.0, t), 2, 1.0, -0.5 / math.pi),
     ("betainc(1, 1, x)'' at 1/2", lambda x: tsp.betainc(1.0, 1.0, x), 2, 0.5, 0.0),
     ("multigammaln(a, 1)' at 1", lambda a: tsp.multigammaln(a, 1), 1, 1.0, -EULER),
     ("expit'(40): not 0", tsp.expit, 1, 40.0, math.exp(-40.0) / (1 + math.exp(-40.0)) ** 2),
@@ -421,6 +426,9 @@ def test_logsumexp_return_sign() -> None:
         ("gammaincc", tsp.gammaincc, 0),
         ("betainc", lambda a, b, x: tsp.betainc(a, b, x), 0),
         ("betainc", lambda a, b, x: tsp.betainc(a, b, x), 1),
+        ("betaincc", lambda a, b, x: tsp.betaincc(a, b, x), 0),
+        ("betaincc", lambda a, b, x: tsp.betaincc(a, b, x), 1),
+        ("stdtr", tsp.stdtr, 0),
         ("iv", tsp.iv, 0),
         ("ive", tsp.ive, 0),
         ("kv", tsp.kv, 0),
@@ -431,7 +439,7 @@ def test_logsumexp_return_sign() -> None:
     ],
 )
 def test_derivatives_in_shapes_and_orders_are_refused(name: str, f: Any, argnum: int) -> None:
-    args = (1.5, 2.0, 0.5)[: 3 if name == "betainc" else 2]
+    args = (1.5, 2.0, 0.5)[: 3 if name.startswith("betainc") else 2]
     for transform in (T.grad, T.jacfwd):
         with pytest.raises(T.NoRuleError, match=rf"'{name}'.*argument {argnum}.*not implemented"):
             transform(f, argnums=argnum)(*args)

@@ -8,12 +8,16 @@ Example:
     array([1., 1.])
 """
 
+from . import flatten_util as flatten_util
 from . import numpy as numpy
+from . import tree_util as tree_util
 from .compose import Program as Program
 from .compose import Pullback as Pullback
 from .compose import check_grads as check_grads
 from .compose import checkpoint as checkpoint
 from .compose import custom_jvp as custom_jvp
+from .compose import custom_linear_solve as custom_linear_solve
+from .compose import custom_root as custom_root
 from .compose import custom_vjp as custom_vjp
 from .compose import grad as grad
 from .compose import hessian as hessian
@@ -27,13 +31,14 @@ from .compose import stop_gradient as stop_gradient
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
 from .compose import vmap as vmap
+from .core import ConcretizationTypeError as ConcretizationTypeError
 from .core import DerivativeDroppedError as DerivativeDroppedError
 from .core import EscapedTracerError as EscapedTracerError
 from .core import NoRuleError as NoRuleError
 from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
+from .core import TracerBoolConversionError as TracerBoolConversionError
 from .core import TransformsError as TransformsError
-from .core import tree_util as tree_util
 from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
@@ -46,13 +51,17 @@ __all__ = [
     "ArrayLike",
     "check_grads",
     "checkpoint",
+    "ConcretizationTypeError",
     "custom_jvp",
+    "custom_linear_solve",
+    "custom_root",
     "custom_vjp",
     "defbatch",
     "defjvp",
     "defvjp",
     "DerivativeDroppedError",
     "EscapedTracerError",
+    "flatten_util",
     "grad",
     "hessian",
     "hvp",
@@ -69,6 +78,7 @@ __all__ = [
     "Pullback",
     "stop_gradient",
     "TraceMixError",
+    "TracerBoolConversionError",
     "TransformsError",
     "tree_util",
     "value_and_grad",

@@ -18,10 +18,10 @@ __all__ = ["BatchRule", "defbatch", "has_batch_rule"]
 
 BatchRule = Callable[..., tuple[Any, Any]]  # (out, out_dim); tuples for multiple results
 
-_RULES: dict[Primitive, BatchRule] = {}
+_RULES: dict[Primitive[Any], BatchRule] = {}
 
 
-def defbatch(primitive: Primitive, rule: BatchRule) -> None:
+def defbatch(primitive: Primitive[Any], rule: BatchRule) -> None:
     """Define how ``primitive`` acts on operands that carry a batch axis.
 
     Example:
@@ -37,7 +37,7 @@ def defbatch(primitive: Primitive, rule: BatchRule) -> None:
     _RULES[primitive] = rule
 
 
-def has_batch_rule(primitive: Primitive, argnum: int = 0) -> bool:
+def has_batch_rule(primitive: Primitive[Any], argnum: int = 0) -> bool:
     """Whether ``primitive`` has a batching rule (one rule covers every argument)."""
     return primitive in _RULES
 

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from transforms.core import NoRuleError, Primitive, Trace, Tracer
+from transforms.core import NoRuleError, Primitive, Trace, Tracer, TracerBoolConversionError
 
 from ._rules import _RULES
 
@@ -40,10 +40,11 @@ class BatchTracer(Tracer):
     @property
     def shape(self) -> tuple[int, ...]:
         shape = _shape(self.value)
-        return shape[: self.bdim] + shape[self.bdim + 1 :]
+        bdim = self.bdim
+        return shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :]
 
     def __bool__(self) -> NoReturn:
-        raise TypeError(
+        raise TracerBoolConversionError(
             "vmap: bool() of a batched value: Python control flow cannot branch per example. "
             "Use tnp.where to select per example instead."
         )
@@ -59,7 +60,7 @@ class BatchTrace(Trace[BatchTracer]):
         self.axis_size = axis_size
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values: list[Any] = []
         dims: list[int | None] = []

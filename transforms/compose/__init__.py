@@ -11,6 +11,8 @@ from ._checkpoint import checkpoint as checkpoint
 from ._custom import custom_jvp as custom_jvp
 from ._custom import custom_vjp as custom_vjp
 from ._custom import stop_gradient as stop_gradient
+from ._implicit import custom_linear_solve as custom_linear_solve
+from ._implicit import custom_root as custom_root
 from ._jacobian import hessian as hessian
 from ._jacobian import jacfwd as jacfwd
 from ._jacobian import jacrev as jacrev
@@ -23,6 +25,8 @@ __all__ = [
     "check_grads",
     "checkpoint",
     "custom_jvp",
+    "custom_linear_solve",
+    "custom_root",
     "custom_vjp",
     "grad",
     "hessian",

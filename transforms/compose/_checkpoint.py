@@ -79,7 +79,7 @@ class _WatchTrace(Trace[_WatchTracer]):
         self.reads: list[tuple[Any, ...]] = []
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values = []
         for a in args:
@@ -131,7 +131,7 @@ def _checkpoint_impl(*args: Any, fun: Callable[..., Any]) -> Any:
     return fun(*args)
 
 
-checkpoint_call_p = Primitive("checkpoint_call", _checkpoint_impl)
+checkpoint_call_p: Primitive[Any] = Primitive("checkpoint_call", _checkpoint_impl)
 
 
 def _of_some(fun: Any, args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:

@@ -28,6 +28,8 @@ __all__ = ["jvp_flat", "vjp_flat", "strip", "FlatPullback"]
 def strip(tree: Any, trace: Trace[Any]) -> Any:
     """``tree`` with the tracers of ``trace`` replaced by their primal values (for ``aux``),
     as arrays like every other result (a traced reduction's primal is a NumPy scalar)."""
+    if tree is None:  # no aux: the common case
+        return None
     leaves, treedef = tree_flatten(tree)
     return treedef.unflatten(_array(leaf.primal) if trace.owns(leaf) else leaf for leaf in leaves)
 

@@ -22,13 +22,19 @@ from typing import Any, Generic, ParamSpec, TypeVar
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.batching import defbatch
-from transforms.core import DerivativeDroppedError, Primitive, Tracer
-from transforms.core.tree_util import tree_map
-from transforms.forward import defjvp, defjvp_joint
+from transforms.batching import BatchTracer, defbatch
+from transforms.core import (
+    DerivativeDroppedError,
+    Primitive,
+    Tracer,
+    TracerBoolConversionError,
+    Transposing,
+)
+from transforms.core.tree_util import tree_flatten, tree_map, tree_structure
+from transforms.forward import defjvp_joint
 from transforms.numpy import zeros_like
-from transforms.numpy._batching import elementwise_rule
-from transforms.reverse import defvjp, defvjp_argnum
+from transforms.numpy._elementwise import stop_gradient_p
+from transforms.reverse import defvjp_argnum
 
 from ._core_transforms import vjp_flat
 from ._vmap import vmap
@@ -62,11 +68,49 @@ def _inner(a: Sequence[Any], b: Sequence[Any]) -> Any:
     return total
 
 
-def _transpose(linear: Callable[[Any], Sequence[Any]], zero: Any, against: Sequence[Any]) -> Any:
+def _transpose(
+    linear: Callable[[Any], Sequence[Any]],
+    zero: Any,
+    against: Sequence[Any],
+    transposing: Transposing,
+) -> Any:
     """``L^T`` applied to ``against`` for a linear ``L``: the gradient of ``<L(u), against>``
-    with respect to ``u`` (at ``u = zero``: the value does not matter, ``L`` is linear)."""
-    out, pullback, _ = vjp_flat(lambda u: _inner(linear(u), against), [zero], False, "transpose")
+    with respect to ``u`` (at ``u = zero``: the value does not matter, ``L`` is linear).
+
+    That holds only if ``L`` is linear, which a user's rule may not be: control flow on the
+    values of ``u`` (a convergence loop) would be traced at ``u = zero`` only. The trace is
+    marked ``transposing``, so any such read of ``u`` is refused, naming the rule.
+    """
+
+    def pairing(u: Any) -> Any:
+        u._trace.transposing = transposing
+        return _inner(linear(u), against)
+
+    out, pullback, _ = vjp_flat(pairing, [zero], False, "transpose")
     return pullback(tnp.ones_like(out))[0]
+
+
+_EXACT_TOOLS = (
+    "T.custom_root for a root or fixed point, T.custom_linear_solve for a linear solve: "
+    "their derivatives are exact in every mode and under vmap"
+)
+
+
+def _batched(value: Any) -> bool:
+    """Whether any level of ``value`` is batched by a ``vmap``."""
+    while isinstance(value, Tracer):
+        if isinstance(value, BatchTracer):
+            return True
+        value = value.primal
+    return False
+
+
+def _per_example_error(name: str, rule: str, variable: str, fix: str) -> TracerBoolConversionError:
+    return TracerBoolConversionError(
+        f"{name}: its {rule} branches on the {variable} with Python control flow, which cannot "
+        f"run per example when the {variable}s are batched (vmap, jacfwd, jacrev, hessian "
+        f"batch them). Fix: {fix}"
+    )
 
 
 # ---- custom_jvp ----------------------------------------------------------------------------
@@ -74,28 +118,43 @@ def _custom_jvp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_jvp_call_p = Primitive("custom_jvp_call", _custom_jvp_impl)
+custom_jvp_call_p: Primitive[Any] = Primitive("custom_jvp_call", _custom_jvp_impl)
 
 
-def _custom_jvp_rule(tangents: Sequence[Any], ans: Any, *args: Any, jvp: Any, **_: Any) -> Any:
+def _custom_jvp_rule(
+    tangents: Sequence[Any], ans: Any, *args: Any, jvp: Any, name: str, **_: Any
+) -> Any:
     filled = [zeros_like(a) if t is None else t for t, a in zip(tangents, args, strict=True)]
-    return jvp(list(args), filled)[1]
+    try:
+        return jvp(list(args), filled)[1]
+    except TracerBoolConversionError as err:
+        if not any(_batched(t) for t in filled):
+            raise
+        fix = f"use {_EXACT_TOOLS}; or differentiate in reverse mode (grad, vjp)"
+        raise _per_example_error(f"custom_jvp function {name}", "JVP rule", "tangent", fix) from err
 
 
-def _custom_jvp_vjp(argnum: int, ans: Any, *args: Any, jvp: Any, **_: Any) -> Any:
+def _custom_jvp_vjp(argnum: int, ans: Any, *args: Any, jvp: Any, name: str, **_: Any) -> Any:
     def tangent_map(t: Any) -> list[Any]:
         tangents = [zeros_like(a) for a in args]
         tangents[argnum] = t
         return [jvp(list(args), tangents)[1]]
 
-    return lambda ct: _transpose(tangent_map, zeros_like(args[argnum]), [ct])
+    transposing = Transposing(
+        f"reverse mode (grad, vjp, jacrev, hessian) of custom_jvp function {name} transposes "
+        "its JVP rule",
+        "tangent",
+        f"use {_EXACT_TOOLS}; or define the function with T.custom_vjp, whose bwd rule "
+        "reverse mode uses as written; or differentiate in forward mode only (jvp, jacfwd)",
+    )
+    return lambda ct: _transpose(tangent_map, zeros_like(args[argnum]), [ct], transposing)
 
 
-def _custom_jvp_batch(values: Any, dims: Any, *, fun: Any, jvp: Any) -> tuple[Any, int]:
+def _custom_jvp_batch(values: Any, dims: Any, *, fun: Any, jvp: Any, name: str) -> tuple[Any, int]:
     axes = tuple(dims)
     batched_fun = vmap(fun, in_axes=axes)
     batched_jvp = vmap(lambda p, t: jvp(p, t), in_axes=(list(axes), list(axes)))
-    return custom_jvp_call_p.bind(*values, fun=batched_fun, jvp=batched_jvp), 0
+    return custom_jvp_call_p.bind(*values, fun=batched_fun, jvp=batched_jvp, name=name), 0
 
 
 defjvp_joint(custom_jvp_call_p, _custom_jvp_rule)
@@ -148,16 +207,19 @@ class custom_jvp(Generic[P, R]):
                 f"@{self.__name__}.defjvp"
             )
         static, dynamic = _split(args, self.nondiff_argnums)
+        leaves, tree = tree_flatten(tuple(dynamic))  # pytree arguments: the rules see trees
         nondiff, rule = self.nondiff_argnums, self.jvp
         fun: Callable[..., Any] = self.fun
 
         def call(*xs: Any) -> Any:
-            return fun(*_merge(static, xs, nondiff))
+            return fun(*_merge(static, tree.unflatten(xs), nondiff))
 
         def jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
-            return rule(*static, primals, tangents)
+            return rule(*static, tree.unflatten(primals), tree.unflatten(tangents))
 
-        return custom_jvp_call_p.bind(*dynamic, fun=call, jvp=jvp)  # type: ignore[no-any-return]
+        return custom_jvp_call_p.bind(  # type: ignore[no-any-return]
+            *leaves, fun=call, jvp=jvp, name=self.__name__
+        )
 
 
 # ---- custom_vjp ----------------------------------------------------------------------------
@@ -193,18 +255,50 @@ def _frozen(leaf: Any) -> Any:
     return copy
 
 
+def _flat_cotangents(name: str, cts: tuple[Any, ...], args: Sequence[Any]) -> tuple[Any, ...]:
+    """A bwd rule's cotangents (one tree per argument) as one per leaf of the arguments; a
+    ``None`` stays ``None`` (whoever calls bwd knows the argument's zeros)."""
+    flat: list[Any] = []
+    for i, (ct, arg) in enumerate(zip(cts, args, strict=True)):
+        arg_tree = tree_structure(arg)
+        if ct is None:
+            flat.extend([None] * arg_tree.num_leaves)
+            continue
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != arg_tree:
+            raise TypeError(
+                f"custom_vjp bwd of {name} returned a cotangent of structure {ct_tree} for "
+                f"argument {i} of structure {arg_tree}; return one of the argument's structure "
+                "(or None for zeros)"
+            )
+        flat.extend(ct_leaves)
+    return tuple(flat)
+
+
 def _custom_vjp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_impl)
+custom_vjp_call_p: Primitive[Any] = Primitive("custom_vjp_call", _custom_vjp_impl)
 
 
 def _custom_vjp_maker(
-    argnum: int, ans: Any, *args: Any, fwd: Any, bwd: Any, memo: _Residuals, **_: Any
+    argnum: int, ans: Any, *args: Any, fwd: Any, bwd: Any, memo: _Residuals, name: str, **_: Any
 ) -> Any:
     residuals = memo.get(fwd, args)
-    return lambda ct: _or_zeros(bwd(residuals, ct)[argnum], args[argnum])
+
+    def pullback(ct: Any) -> Any:
+        try:
+            return _or_zeros(bwd(residuals, ct)[argnum], args[argnum])
+        except TracerBoolConversionError as err:
+            if not _batched(ct):
+                raise
+            fix = f"use {_EXACT_TOOLS}; or differentiate with grad or vjp (one cotangent)"
+            raise _per_example_error(
+                f"custom_vjp function {name}", "bwd rule", "cotangent", fix
+            ) from err
+
+    return pullback
 
 
 def _or_zeros(ct: Any, like: Any) -> Any:
@@ -217,11 +311,19 @@ def _custom_vjp_jvp(
 ) -> Any:
     residuals = fwd(*args)[1]
     live = [(t, i) for i, t in enumerate(tangents) if t is not None]
+    transposing = Transposing(
+        f"forward mode (jvp, jacfwd, hessian) of custom_vjp function {name} transposes its "
+        "bwd rule",
+        "cotangent",
+        f"use {_EXACT_TOOLS}; or define the function with T.custom_jvp, whose rule forward "
+        "mode uses as written; or differentiate in reverse mode only (grad, vjp)",
+    )
     try:
         return _transpose(
             lambda ct: [_or_zeros(bwd(residuals, ct)[i], args[i]) for _, i in live],
             zeros_like(ans),
             [t for t, _ in live],
+            transposing,
         )
     except DerivativeDroppedError as err:
         raise TypeError(
@@ -300,14 +402,15 @@ class custom_vjp(Generic[P, R]):
                 f"{self.__name__}.defvjp(fwd, bwd)"
             )
         static, dynamic = _split(args, self.nondiff_argnums)
+        leaves, tree = tree_flatten(tuple(dynamic))  # pytree arguments: the rules see trees
         nondiff, fwd_rule, bwd_rule, name = self.nondiff_argnums, self.fwd, self.bwd, self.__name__
         fun: Callable[..., Any] = self.fun
 
         def call(*xs: Any) -> Any:
-            return fun(*_merge(static, xs, nondiff))
+            return fun(*_merge(static, tree.unflatten(xs), nondiff))
 
         def fwd(*xs: Any) -> tuple[Any, Any]:
-            return fwd_rule(*_merge(static, xs, nondiff))
+            return fwd_rule(*_merge(static, tree.unflatten(xs), nondiff))
 
         def bwd(residuals: Any, ct: Any) -> tuple[Any, ...]:
             cts = tuple(bwd_rule(*static, residuals, ct))
@@ -316,18 +419,16 @@ class custom_vjp(Generic[P, R]):
                     f"custom_vjp bwd of {name} returned {len(cts)} cotangent(s) for "
                     f"{len(dynamic)} differentiable argument(s)"
                 )
-            return cts  # a None stays None: whoever calls bwd knows the argument's zeros
+            return _flat_cotangents(name, cts, dynamic)
 
         return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
-            *dynamic, fun=call, fwd=fwd, bwd=bwd, memo=_Residuals(), name=name
+            *leaves, fun=call, fwd=fwd, bwd=bwd, memo=_Residuals(), name=name
         )
 
 
 # ---- stop_gradient --------------------------------------------------------------------------
-stop_gradient_p = Primitive("stop_gradient", lambda x: x)
-defjvp(stop_gradient_p, None)
-defvjp(stop_gradient_p, None)
-defbatch(stop_gradient_p, elementwise_rule(stop_gradient_p))
+# The primitive lives in the numpy layer (``transforms.numpy._elementwise``), whose composites use
+# it too; this is its pytree-wide public form.
 
 
 def stop_gradient(x: Tree) -> Tree:
@@ -340,5 +441,5 @@ def stop_gradient(x: Tree) -> Tree:
         array(3.)
     """
     if isinstance(x, (np.ndarray, Tracer)):
-        return stop_gradient_p.bind(x)  # type: ignore[no-any-return]
+        return stop_gradient_p.bind(x)  # type: ignore[return-value]
     return tree_map(stop_gradient_p.bind, x)

@@ -112,7 +112,9 @@ def _push_basis_forward(
 
 def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None) -> list[Any]:
     """``vmap`` of the pullback over the standard basis of the outputs: one stacked
-    cotangent per input leaf (basis axis first)."""
+    cotangent per input leaf (basis axis first), or, when the output is one leaf of one
+    element, the cotangents themselves (its Jacobian's only row: no basis axis to add and
+    drop again)."""
     flat_out, out_tree = tree_flatten(out)
     shapes = [shape_of(o) for o in flat_out]
     dtypes = [dtype_of(o) for o in flat_out]
@@ -126,7 +128,8 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
         seeds = [
             unit_seed(d) if s == () else np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)
         ]
-        return [tnp.expand_dims(c, 0) for c in tree_flatten(pull(*seeds))[0]]
+        cts = tree_flatten(pull(*seeds))[0]
+        return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
     parts = [
         tree_flatten(vmap(pull)(*_basis_rows(shapes, dtypes, start, stop)))[0]
         for start, stop in _chunks(total, chunk_size)
@@ -976,8 +979,12 @@ def jacrev(
         offsets = _offsets(flat_out)
 
         def block(j: int, i: int) -> Any:  # cotangents[i]: (outputs, *in_i) -> (*out_j, *in_i)
+            shape = shape_of(flat_out[j]) + shape_of(flat_in[i])
+            if offsets[-1] == 1 and len(flat_out) == 1:  # one element: the cotangent is the row
+                rows = cotangents[i]
+                return rows if shape_of(rows) == shape else tnp.reshape(rows, shape)
             rows = _rows(cotangents[i], offsets[j], offsets[j + 1], len(flat_out))
-            return tnp.reshape(rows, shape_of(flat_out[j]) + shape_of(flat_in[i]))
+            return tnp.reshape(rows, shape)
 
         jac = _assemble(out, block, diff, argnums)
         return (jac, aux) if has_aux else jac

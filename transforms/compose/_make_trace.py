@@ -89,7 +89,7 @@ class _LoggingTrace(Trace[_LoggingTracer]):
         return f"const:{_aval(x)}"
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values = [
             a.primal if isinstance(a, _LoggingTracer) and a._trace is self else a for a in args

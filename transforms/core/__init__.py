@@ -11,24 +11,29 @@ from ._stack import current_traces as current_traces
 from ._stack import new_trace as new_trace
 from ._trace import Trace as Trace
 from ._trace import Tracer as Tracer
+from ._trace import Transposing as Transposing
 from ._trace import concrete as concrete
 from ._trace import number_primitives as number_primitives
 from ._trace import operators as operators
+from ._trace import refuse_concrete as refuse_concrete
 from ._trace import twins as twins
 from ._trace import untwinned as untwinned
 from ._types import Array as Array
 from ._types import ArrayLike as ArrayLike
 from ._types import DType as DType
 from ._types import Scalar as Scalar
+from .errors import ConcretizationTypeError as ConcretizationTypeError
 from .errors import DerivativeDroppedError as DerivativeDroppedError
 from .errors import EscapedTracerError as EscapedTracerError
 from .errors import NoRuleError as NoRuleError
 from .errors import TraceMixError as TraceMixError
+from .errors import TracerBoolConversionError as TracerBoolConversionError
 from .errors import TransformsError as TransformsError
 
 __all__ = [
     "Array",
     "ArrayLike",
+    "ConcretizationTypeError",
     "DType",
     "DerivativeDroppedError",
     "EscapedTracerError",
@@ -42,12 +47,15 @@ __all__ = [
     "register_interpreter",
     "TraceMixError",
     "Tracer",
+    "TracerBoolConversionError",
     "TransformsError",
     "concrete",
     "current_traces",
     "new_trace",
     "number_primitives",
     "operators",
+    "Transposing",
+    "refuse_concrete",
     "tree_util",
     "twins",
     "unary_function",

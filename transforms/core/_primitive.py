@@ -19,18 +19,31 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 from ._trace import Tracer, find_top_trace
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    from ._types import Array
+
+    #: What ``bind`` returns: an array (or a tracer of one), a tuple of them for a
+    #: multiple-results primitive. Checkers default it to ``Array`` (a bare ``Primitive``).
+    OutT = TypeVar("OutT", default=Array)
+else:
+    from typing import TypeVar
+
+    OutT = TypeVar("OutT")  # the default exists for checkers only (typing has it from 3.13)
+
 __all__ = ["Primitive", "all_primitives", "unary_function"]
 
-_REGISTRY: weakref.WeakSet[Primitive] = weakref.WeakSet()
+_REGISTRY: weakref.WeakSet[Primitive[Any]] = weakref.WeakSet()
 
 _CONTAINERS = frozenset((list, tuple, dict))  # a set: the cheapest test on the hot path
 
 
-class Primitive:
+class Primitive(Generic[OutT]):
     """A differentiable operation: ``impl`` on plain values, rules in each interpreter.
 
     Args:
@@ -48,10 +61,33 @@ class Primitive:
     list, tuple or dict argument would reach ``impl`` unseen by the interpreters, its
     derivative silently dropped: ``bind`` refuses it (``transforms.primitive`` flattens such
     arguments instead).
+
+    The type says what ``bind`` returns: ``Primitive[Array]`` (``Primitive`` for short),
+    or ``Primitive[tuple[Array, ...]]`` with ``multiple_results=True``.
     """
 
     __slots__ = ("__weakref__", "differentiable", "impl", "module", "multiple_results", "name")
 
+    @overload
+    def __init__(
+        self: Primitive[Array],
+        name: str,
+        impl: Callable[..., Any],
+        *,
+        differentiable: bool = True,
+        multiple_results: Literal[False] = False,
+        module: str | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Primitive[tuple[Array, ...]],
+        name: str,
+        impl: Callable[..., Any],
+        *,
+        differentiable: bool = True,
+        multiple_results: Literal[True],
+        module: str | None = None,
+    ) -> None: ...
     def __init__(
         self,
         name: str,
@@ -61,14 +97,14 @@ class Primitive:
         multiple_results: bool = False,
         module: str | None = None,
     ) -> None:
+        self.impl: Callable[..., OutT] = impl
         self.name = name
-        self.impl = impl
         self.differentiable = differentiable
         self.multiple_results = multiple_results
         self.module = sys._getframe(1).f_globals.get("__name__", "") if module is None else module
         _REGISTRY.add(self)
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def bind(self, *args: Any, **params: Any) -> OutT:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
         top = None
         for arg in args:
@@ -84,7 +120,8 @@ class Primitive:
             return self.impl(*args, **params)
         if not top.alive:
             top = find_top_trace(self, args)  # raises EscapedTracerError
-        return top.process_primitive(self, args, params)  # type: ignore[union-attr]
+        # The interpreters' results are typed ``object``: the primitive's type says what.
+        return top.process_primitive(self, args, params)  # type: ignore[union-attr, return-value]
 
     __call__ = bind
 
@@ -93,7 +130,7 @@ class Primitive:
 
 
 def unary_function(
-    primitive: Primitive, convert: Callable[[Any], Any], name: str, doc: str
+    primitive: Primitive[Any], convert: Callable[[Any], Any], name: str, doc: str
 ) -> Callable[[Any], Any]:
     """The public function of a one-operand primitive: ``bind`` specialised to one operand.
 
@@ -127,7 +164,7 @@ def _contains_tracer(value: object) -> bool:
     return False
 
 
-def _refuse_hidden_tracers(primitive: Primitive, args: tuple[Any, ...]) -> None:
+def _refuse_hidden_tracers(primitive: Primitive[Any], args: tuple[Any, ...]) -> None:
     for i, arg in enumerate(args):
         if type(arg) in _CONTAINERS and _contains_tracer(arg):
             raise TypeError(
@@ -139,6 +176,6 @@ def _refuse_hidden_tracers(primitive: Primitive, args: tuple[Any, ...]) -> None:
             )
 
 
-def all_primitives() -> list[Primitive]:
+def all_primitives() -> list[Primitive[Any]]:
     """Every live primitive, in no particular order."""
     return list(_REGISTRY)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from . import _memory
 from ._trace import Trace
 
 __all__ = ["new_trace", "current_traces"]
@@ -25,6 +26,8 @@ TraceT = TypeVar("TraceT", bound=Trace[Any])
 @contextmanager
 def new_trace(make: Callable[[int], TraceT]) -> Iterator[TraceT]:
     """Push the trace ``make(level)`` for the duration of the block; kill it on exit."""
+    if not _memory._primed:  # the first transform of the process
+        _memory.prime_allocator()
     stack = _STACK.get()
     trace = make(len(stack))
     token = _STACK.set((*stack, trace))

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 import numpy as np
 
-from .errors import DerivativeDroppedError, EscapedTracerError, TraceMixError
+from .errors import (
+    ConcretizationTypeError,
+    DerivativeDroppedError,
+    EscapedTracerError,
+    TraceMixError,
+    TracerBoolConversionError,
+)
 
 if TYPE_CHECKING:
     from ._primitive import Primitive
@@ -28,6 +34,8 @@ __all__ = [
     "Tracer",
     "find_top_trace",
     "concrete",
+    "refuse_concrete",
+    "Transposing",
     "operators",
     "number_primitives",
     "twins",
@@ -37,19 +45,53 @@ __all__ = [
 TracerT = TypeVar("TracerT", bound="Tracer")
 
 
-class Trace(abc.ABC, Generic[TracerT]):
-    """One live transform. Subclasses interpret primitives whose top-level tracer is theirs."""
+class Transposing:
+    """What a transposing trace is transposing: named in the refusal of its control flow."""
 
-    __slots__ = ("alive", "level", "name")
+    __slots__ = ("fix", "rule", "variable")
+
+    def __init__(self, rule: str, variable: str, fix: str) -> None:
+        self.rule = rule  # "forward mode of custom_vjp function f transposes its bwd rule"
+        self.variable = variable  # "cotangent"
+        self.fix = fix
+
+
+def refuse_concrete(value: object, what: str) -> None:
+    """Refuse ``what`` (``bool()``, ``.item()``, a comparison) on ``value`` if any level of it
+    belongs to a trace that is transposing a linear map (``Trace.transposing``)."""
+    while isinstance(value, Tracer):
+        transposing = value._trace.transposing
+        if transposing is not None:
+            error = TracerBoolConversionError if what == "bool()" else ConcretizationTypeError
+            raise error(
+                f"{transposing.rule}, and that rule's control flow depends on the "
+                f"{transposing.variable} ({what} of a value computed from it). Transposition "
+                "needs a rule that is linear in it, with no branch or loop on its values: it "
+                "would follow the branch taken at one point and give a wrong derivative. "
+                f"Fix: {transposing.fix}"
+            )
+        value = value.primal
+
+
+class Trace(abc.ABC, Generic[TracerT]):
+    """One live transform. Subclasses interpret primitives whose top-level tracer is theirs.
+
+    ``transposing`` is set on the trace of a linear map being transposed (a custom rule run
+    in the direction it was not written for, see ``compose._custom``): it says which rule,
+    and any control flow on a value of this trace is refused (``refuse_concrete``).
+    """
+
+    __slots__ = ("alive", "level", "name", "transposing")
 
     def __init__(self, level: int, name: str) -> None:
         self.level = level
         self.alive = True
         self.name = name
+        self.transposing: Transposing | None = None
 
     @abc.abstractmethod
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         """Apply ``primitive`` to ``args``, at least one of which is a tracer of this trace."""
 
@@ -66,7 +108,7 @@ class Trace(abc.ABC, Generic[TracerT]):
         return f"<{self.name} trace, level {self.level}, {state}>"
 
 
-def find_top_trace(primitive: Primitive, args: Sequence[object]) -> Trace[Any] | None:
+def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[Any] | None:
     """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced."""
     top: Trace[Any] | None = None
     for arg in args:
@@ -122,7 +164,7 @@ class Tracer:
     Subclasses store ``primal``: the value one level down (an array or a lower-level tracer).
     """
 
-    __slots__ = ("_trace",)
+    __slots__ = ("__weakref__", "_trace")  # weak references: as ndarrays (user caches)
     __array_priority__ = 1000
     __hash__ = None  # type: ignore[assignment]  # mutable-array semantics, like ndarray
 
@@ -176,6 +218,7 @@ class Tracer:
 
     # ---- conversions: control flow on values is allowed, dropping a derivative is not ----
     def __bool__(self) -> bool:
+        refuse_concrete(self, "bool()")
         return bool(concrete(self))
 
     def __float__(self) -> float:
@@ -196,10 +239,12 @@ class Tracer:
 
     def item(self) -> Any:
         """The primal value as a Python scalar. Drops the derivative, on purpose."""
+        refuse_concrete(self, ".item()")
         return concrete(self).item()
 
     def tolist(self) -> Any:
         """The primal value as nested lists. Drops the derivative, on purpose."""
+        refuse_concrete(self, ".tolist()")
         return concrete(self).tolist()
 
     # ---- raw NumPy called on a tracer dispatches to the differentiable twin ----------------
@@ -310,6 +355,18 @@ class Tracer:
 
     def __rfloordiv__(self, other: ArrayLike) -> Any:
         return operators["floor_divide"](other, self)
+
+    def __mod__(self, other: ArrayLike) -> Array:
+        return operators["mod"](self, other)
+
+    def __rmod__(self, other: ArrayLike) -> Array:
+        return operators["mod"](other, self)
+
+    def __divmod__(self, other: ArrayLike) -> tuple[Any, Array]:
+        return operators["divmod"](self, other)  # type: ignore[return-value]
+
+    def __rdivmod__(self, other: ArrayLike) -> tuple[Any, Array]:
+        return operators["divmod"](other, self)  # type: ignore[return-value]
 
     def all(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
         return operators["all"](self, axis=axis, keepdims=keepdims)

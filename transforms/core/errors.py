@@ -8,6 +8,8 @@ __all__ = [
     "EscapedTracerError",
     "DerivativeDroppedError",
     "TraceMixError",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
 ]
 
 
@@ -60,3 +62,19 @@ class TraceMixError(TransformsError, RuntimeError):
             f"at the same level ('{first}' and '{second}'); a traced value was shared between "
             "threads or tasks. Pass plain arrays between them instead."
         )
+
+
+class ConcretizationTypeError(TransformsError, TypeError):
+    """A traced value was needed as a concrete one where that would give a wrong derivative.
+
+    Raised while a custom rule is transposed (forward mode of a ``custom_vjp``, reverse mode
+    of a ``custom_jvp``): the rule must be linear in the values being transposed, so control
+    flow that reads them (``if``, ``bool()``, comparisons, ``.item()``) would make the
+    transposed rule follow the branch taken at one point. A ``TypeError``, as JAX's
+    ``jax.errors.ConcretizationTypeError``.
+    """
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced value that cannot be branched on (JAX's type of the same name):
+    a value being transposed, or a batched value under ``vmap``."""

@@ -45,10 +45,10 @@ class JVPRules:
     per_argument: tuple[JVPRule | None, ...] | None
 
 
-_RULES: dict[Primitive, JVPRules] = {}
+_RULES: dict[Primitive[Any], JVPRules] = {}
 
 
-def defjvp(primitive: Primitive, *rules: JVPRule | None) -> None:
+def defjvp(primitive: Primitive[Any], *rules: JVPRule | None) -> None:
     """Define the JVP of ``primitive`` one argument at a time.
 
     Example:
@@ -64,18 +64,18 @@ def defjvp(primitive: Primitive, *rules: JVPRule | None) -> None:
     _RULES[primitive] = JVPRules(_joint(primitive, tuple(rules)), tuple(rules))
 
 
-def defjvp_joint(primitive: Primitive, rule: JointJVPRule) -> None:
+def defjvp_joint(primitive: Primitive[Any], rule: JointJVPRule) -> None:
     """Define the JVP of ``primitive`` as ``rule(tangents, ans, *args, **params)``."""
     _RULES[primitive] = JVPRules(rule, None)
 
 
-def jvp_rule(primitive: Primitive) -> JointJVPRule | None:
+def jvp_rule(primitive: Primitive[Any]) -> JointJVPRule | None:
     """The joint JVP rule of ``primitive`` (for interpreters that derive theirs from it)."""
     rules = _RULES.get(primitive)
     return None if rules is None else rules.joint
 
 
-def has_jvp_rule(primitive: Primitive, argnum: int) -> bool:
+def has_jvp_rule(primitive: Primitive[Any], argnum: int) -> bool:
     """Whether ``primitive`` has a forward rule (possibly a zero one) for ``argnum``."""
     rules = _RULES.get(primitive)
     if rules is None:
@@ -83,7 +83,7 @@ def has_jvp_rule(primitive: Primitive, argnum: int) -> bool:
     return rules.per_argument is None or argnum < len(rules.per_argument)
 
 
-def _joint(primitive: Primitive, rules: tuple[JVPRule | None, ...]) -> JointJVPRule:
+def _joint(primitive: Primitive[Any], rules: tuple[JVPRule | None, ...]) -> JointJVPRule:
     """The joint form of per-argument rules: the sum of the terms of the non-zero tangents."""
     n = len(rules)
     multiple = primitive.multiple_results

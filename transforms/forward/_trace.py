@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from transforms.core import NoRuleError, Primitive, Trace, Tracer
 
 from ._rules import _RULES
@@ -31,6 +33,23 @@ class JVPTracer(Tracer):
     def primal(self) -> Any:
         return self._primal
 
+    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
+    @property
+    def shape(self) -> tuple[int, ...]:
+        try:
+            shape: tuple[int, ...] = self._primal.shape
+        except AttributeError:  # a Python scalar
+            return np.shape(self._primal)
+        return shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = self._primal.dtype
+        except AttributeError:
+            return np.result_type(self._primal)
+        return dtype
+
 
 class JVPTrace(Trace[JVPTracer]):
     """One live ``jvp``: pushes tangents through primitives by their JVP rules."""
@@ -41,7 +60,7 @@ class JVPTrace(Trace[JVPTracer]):
         super().__init__(level, name)
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         primals: list[Any] = []
         tangents: list[Any] = []

@@ -21,6 +21,7 @@ from . import (
     _constants,
     _construct,
     _elementwise,
+    _extras,
     _indexing,
     _nondiff,
     _products,
@@ -34,6 +35,7 @@ from ._arithmetic import *  # noqa: F403
 from ._constants import *  # noqa: F403
 from ._construct import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
+from ._extras import *  # noqa: F403
 from ._indexing import *  # noqa: F403
 from ._install import install as _install
 from ._nondiff import *  # noqa: F403
@@ -47,6 +49,7 @@ __all__ += _arithmetic.__all__
 __all__ += _constants.__all__
 __all__ += _construct.__all__
 __all__ += _elementwise.__all__
+__all__ += _extras.__all__
 __all__ += _indexing.__all__
 __all__ += _nondiff.__all__
 __all__ += _products.__all__

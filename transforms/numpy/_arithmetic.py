@@ -288,7 +288,7 @@ def multiply(x1: ArrayLike, x2: ArrayLike) -> Array:
             return product  # type: ignore[no-any-return]
     if isinstance(x1, (list, tuple)) or isinstance(x2, (list, tuple)):
         x1, x2 = _operands(x1, x2)
-    return multiply_p.bind(x1, x2)  # type: ignore[no-any-return]
+    return multiply_p.bind(x1, x2)
 
 
 defbatch(multiply_p, elementwise_rule(multiply_p))
@@ -301,7 +301,7 @@ minimum = _binary(minimum_p, "Differentiable ``numpy.minimum``; ties share the d
 
 def negative(x: ArrayLike) -> Array:
     """Differentiable ``numpy.negative``."""
-    return negative_p.bind(*_operands(x))  # type: ignore[no-any-return]
+    return negative_p.bind(*_operands(x))
 
 
 # ---- binary functions defined by their partial derivatives ---------------------------------
@@ -450,6 +450,6 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
     and ``real``; for real ``z`` (0 or pi) derivative 0."""
     (v,) = _operands(z)
     if not is_complex(v):
-        return _angle_real_p.bind(v, deg=deg)  # type: ignore[no-any-return]
+        return _angle_real_p.bind(v, deg=deg)
     a = arctan2(imag(v), real(v))
     return a * (180 / math.pi) if deg else a

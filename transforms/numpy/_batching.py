@@ -58,16 +58,21 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
     """
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
-        ranks = [len(shape_of(v)) - (d is not None) for v, d in zip(values, dims, strict=True)]
-        rank = max(ranks)
-        operands = []
-        for v, d, r in zip(values, dims, ranks, strict=True):
-            if d is not None:
-                v = to_front(v, d)
-                if r < rank:
-                    shape = shape_of(v)
-                    v = v.reshape((shape[0],) + (1,) * (rank - r) + shape[1:])
-            operands.append(v)
+        shapes = [shape_of(v) for v in values]
+        rank = max(len(s) - (d is not None) for s, d in zip(shapes, dims, strict=True))
+        operands = list(values)
+        for i, d in enumerate(dims):
+            if d is None:
+                continue
+            v, shape = values[i], shapes[i]
+            if d != 0:  # (to_front, with the shape known)
+                ndim = len(shape)
+                d %= ndim
+                order = (d, *(j for j in range(ndim) if j != d))
+                v, shape = v.transpose(order), tuple(shape[j] for j in order)
+            if len(shape) - 1 < rank:
+                v = v.reshape((shape[0],) + (1,) * (rank - len(shape) + 1) + shape[1:])
+            operands[i] = v
         return primitive.bind(*operands, **params), 0
 
     return rule

@@ -200,9 +200,14 @@ def _cast_all(arrays: list[Any], dtype: Any, casting: str) -> list[Any]:
 
 
 def _sequence(tup: Any, name: str) -> list[Any]:
-    if not isinstance(tup, (list, tuple)):
-        raise TypeError(f"{name}: arrays to stack must be passed as a sequence type (a list)")
-    return list(tup)
+    """The arrays to stack: any sequence NumPy accepts (a list, a tuple, an array or traced
+    value iterated over its first axis) and, as autograd, a generator or other iterable."""
+    try:
+        return list(tup)
+    except TypeError:  # a scalar, a 0-d array
+        raise TypeError(
+            f"{name}: arrays to stack must be passed as a sequence type (a list)"
+        ) from None
 
 
 def hstack(tup: Sequence[ArrayLike], *, dtype: Any = None, casting: str = "same_kind") -> Array:
@@ -582,7 +587,7 @@ def diagflat(v: ArrayLike, k: int = 0) -> Array:
     return diag(ravel(_operand(v)), k)
 
 
-def _triangle(m: Any, k: int, lower: bool) -> Any:
+def _triangle(m: Any, k: int, lower: bool) -> Array:
     m = _operand(m)
     shape = shape_of(m)
     if not shape:
@@ -596,12 +601,12 @@ def _triangle(m: Any, k: int, lower: bool) -> Any:
 
 def tril(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.tril``: a composite of ``where`` with a constant mask."""
-    return _triangle(m, k, lower=True)  # type: ignore[no-any-return]
+    return _triangle(m, k, lower=True)
 
 
 def triu(m: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.triu``: a composite of ``where`` with a constant mask."""
-    return _triangle(m, k, lower=False)  # type: ignore[no-any-return]
+    return _triangle(m, k, lower=False)
 
 
 # ---- sort, partition: a permutation without derivative, then take_along_axis ------------------

@@ -6,7 +6,7 @@ the family constructors are in ``_kit``, the structural operations rules use in 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-def is_traced(x: object) -> bool:
+def is_traced(x: object) -> TypeGuard[Tracer]:
     return isinstance(x, Tracer)
 
 

@@ -154,10 +154,21 @@ round_p, _ = unary("round", lambda x, decimals: np.round(x, decimals), None)
 
 def round(a: ArrayLike, decimals: int = 0) -> Array:
     """Differentiable ``numpy.round`` (derivative 0: piecewise constant)."""
-    return round_p.bind(_operand(a), decimals=decimals)  # type: ignore[no-any-return]
+    return round_p.bind(_operand(a), decimals=decimals)
 
 
 around = round
+
+# ---- stop_gradient: the identity with derivative 0 -------------------------------------------
+# Not a NumPy name (not in __all__): the one primitive behind ``transforms.stop_gradient``, here
+# so that composites of this layer (``logsumexp``'s shift by its maximum) can hold a value
+# constant without importing ``compose``.
+stop_gradient_p, stop_gradient = unary(
+    "stop_gradient",
+    lambda x: x,
+    None,
+    doc="``x`` itself, with no derivative flowing through it (``transforms.stop_gradient``).",
+)
 
 
 # ---- complex parts: linear, not holomorphic ---------------------------------------------------
@@ -183,16 +194,16 @@ def conjugate(x: ArrayLike) -> Array:
     """Differentiable ``numpy.conjugate`` (the identity on real traced values)."""
     x = _operand(x)
     if is_traced(x) and not is_complex(x):
-        return x  # type: ignore[return-value]
-    return conjugate_p.bind(x)  # type: ignore[no-any-return]
+        return x
+    return conjugate_p.bind(x)
 
 
 def real(val: ArrayLike) -> Array:
     """Differentiable ``numpy.real`` (the identity on real traced values)."""
     x = _operand(val)
     if is_traced(x) and not is_complex(x):
-        return x  # type: ignore[no-any-return]
-    return real_p.bind(x)  # type: ignore[no-any-return]
+        return x
+    return real_p.bind(x)
 
 
 def imag(val: ArrayLike) -> Array:
@@ -200,7 +211,7 @@ def imag(val: ArrayLike) -> Array:
     x = _operand(val)
     if is_traced(x) and not is_complex(x):
         return zeros_like(x)
-    return imag_p.bind(x)  # type: ignore[no-any-return]
+    return imag_p.bind(x)
 
 
 conj = conjugate
@@ -269,14 +280,14 @@ def nan_to_num(
     params = {"nan": nan, "posinf": posinf, "neginf": neginf}
     if is_traced(x) and is_complex(x):
         parts = [nan_to_num_p.bind(part, **params) for part in (real(x), imag(x))]
-        return parts[0] + 1j * parts[1]  # type: ignore[no-any-return]
-    return nan_to_num_p.bind(x, **params)  # type: ignore[no-any-return]
+        return parts[0] + 1j * parts[1]
+    return nan_to_num_p.bind(x, **params)
 
 
 def positive(x: ArrayLike) -> Array:
     """Differentiable ``numpy.positive``: the identity (a composite of nothing)."""
     v = _operand(x)
-    return v if is_traced(v) else np.positive(v)  # type: ignore[no-any-return]
+    return v if is_traced(v) else np.positive(v)
 
 
 def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
@@ -287,10 +298,10 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     if not is_traced(a):
         return np.real_if_close(a, tol)
     if not is_complex(a):
-        return a  # type: ignore[return-value]
+        return a
     if tol > 1:
         tol = float(np.finfo(dtype_of(a)).eps) * tol
-    return real(a) if bool(np.all(np.abs(np.imag(concrete(a))) < tol)) else a  # type: ignore[return-value]
+    return real(a) if bool(np.all(np.abs(np.imag(concrete(a))) < tol)) else a
 
 
 # ---- sinc: a Taylor polynomial near 0, where sin(y)/y and its derivatives cancel ------------

@@ -105,7 +105,7 @@ def _check_norm(norm: object) -> NormName:
     return _NORMS[norm]
 
 
-def _operand(a: ArrayLike) -> Any:
+def _operand(a: ArrayLike) -> Array:
     return _shape.asarray(a)
 
 
@@ -303,7 +303,7 @@ def _c2c(
     axes: Sequence[int] | None,
     norm: Norm,
     inverse: bool,
-) -> Any:
+) -> Array:
     x = _operand(a)
     norm_ = _check_norm(norm)
     sizes, axes_list = _cook_nd_args(x, s, axes)
@@ -317,7 +317,7 @@ def _c2c(
     return fftn_p.bind(x, axes=tuple(axes_list), norm=norm_, inverse=inverse)
 
 
-def _r2c(a: ArrayLike, s: Sequence[int] | None, axes: Sequence[int] | None, norm: Norm) -> Any:
+def _r2c(a: ArrayLike, s: Sequence[int] | None, axes: Sequence[int] | None, norm: Norm) -> Array:
     x = _operand(a)
     norm_ = _check_norm(norm)
     sizes, axes_list = _cook_nd_args(x, s, axes)
@@ -331,7 +331,7 @@ def _r2c(a: ArrayLike, s: Sequence[int] | None, axes: Sequence[int] | None, norm
     return rfftn_p.bind(x, axes=tuple(axes_list), norm=norm_)
 
 
-def _c2r(a: ArrayLike, s: Sequence[int] | None, axes: Sequence[int] | None, norm: Norm) -> Any:
+def _c2r(a: ArrayLike, s: Sequence[int] | None, axes: Sequence[int] | None, norm: Norm) -> Array:
     x = _operand(a)
     norm_ = _check_norm(norm)
     sizes, axes_list = _cook_nd_args(x, s, axes, invreal=True)
@@ -367,7 +367,7 @@ def fft(
         array([ 1.,  0., -1.,  0.])
     """
     reject_out("fft.fft", out)
-    return _c2c(a, _one(n), [axis], norm, False)  # type: ignore[no-any-return]
+    return _c2c(a, _one(n), [axis], norm, False)
 
 
 def ifft(
@@ -375,7 +375,7 @@ def ifft(
 ) -> Array:
     """Differentiable ``numpy.fft.ifft`` (its transpose is itself, with the same ``norm``)."""
     reject_out("fft.ifft", out)
-    return _c2c(a, _one(n), [axis], norm, True)  # type: ignore[no-any-return]
+    return _c2c(a, _one(n), [axis], norm, True)
 
 
 def fft2(
@@ -387,7 +387,7 @@ def fft2(
 ) -> Array:
     """Differentiable ``numpy.fft.fft2``."""
     reject_out("fft.fft2", out)
-    return _c2c(a, s, axes, norm, False)  # type: ignore[no-any-return]
+    return _c2c(a, s, axes, norm, False)
 
 
 def ifft2(
@@ -399,7 +399,7 @@ def ifft2(
 ) -> Array:
     """Differentiable ``numpy.fft.ifft2``."""
     reject_out("fft.ifft2", out)
-    return _c2c(a, s, axes, norm, True)  # type: ignore[no-any-return]
+    return _c2c(a, s, axes, norm, True)
 
 
 def fftn(
@@ -411,7 +411,7 @@ def fftn(
 ) -> Array:
     """Differentiable ``numpy.fft.fftn`` (a repeated axis is transformed repeatedly)."""
     reject_out("fft.fftn", out)
-    return _c2c(a, s, axes, norm, False)  # type: ignore[no-any-return]
+    return _c2c(a, s, axes, norm, False)
 
 
 def ifftn(
@@ -423,7 +423,7 @@ def ifftn(
 ) -> Array:
     """Differentiable ``numpy.fft.ifftn``."""
     reject_out("fft.ifftn", out)
-    return _c2c(a, s, axes, norm, True)  # type: ignore[no-any-return]
+    return _c2c(a, s, axes, norm, True)
 
 
 def rfft(
@@ -432,7 +432,7 @@ def rfft(
     """Differentiable ``numpy.fft.rfft`` of a real input: the ``n//2+1`` non-negative
     frequencies."""
     reject_out("fft.rfft", out)
-    return _r2c(a, _one(n), [axis], norm)  # type: ignore[no-any-return]
+    return _r2c(a, _one(n), [axis], norm)
 
 
 def irfft(
@@ -442,7 +442,7 @@ def irfft(
     a half spectrum. The imaginary parts of the zero (and, ``n`` even, Nyquist) frequency
     are ignored, so they get a zero derivative."""
     reject_out("fft.irfft", out)
-    return _c2r(a, _one(n), [axis], norm)  # type: ignore[no-any-return]
+    return _c2r(a, _one(n), [axis], norm)
 
 
 def rfft2(
@@ -454,7 +454,7 @@ def rfft2(
 ) -> Array:
     """Differentiable ``numpy.fft.rfft2``."""
     reject_out("fft.rfft2", out)
-    return _r2c(a, s, axes, norm)  # type: ignore[no-any-return]
+    return _r2c(a, s, axes, norm)
 
 
 def irfft2(
@@ -466,7 +466,7 @@ def irfft2(
 ) -> Array:
     """Differentiable ``numpy.fft.irfft2``."""
     reject_out("fft.irfft2", out)
-    return _c2r(a, s, axes, norm)  # type: ignore[no-any-return]
+    return _c2r(a, s, axes, norm)
 
 
 def rfftn(
@@ -479,7 +479,7 @@ def rfftn(
     """Differentiable ``numpy.fft.rfftn``: ``rfft`` along the last of ``axes``, ``fft``
     along the others."""
     reject_out("fft.rfftn", out)
-    return _r2c(a, s, axes, norm)  # type: ignore[no-any-return]
+    return _r2c(a, s, axes, norm)
 
 
 def irfftn(
@@ -492,7 +492,7 @@ def irfftn(
     """Differentiable ``numpy.fft.irfftn``: ``ifft`` along all but the last of ``axes``,
     ``irfft`` along the last."""
     reject_out("fft.irfftn", out)
-    return _c2r(a, s, axes, norm)  # type: ignore[no-any-return]
+    return _c2r(a, s, axes, norm)
 
 
 def _shift(x: ArrayLike, axes: int | Sequence[int] | None, inverse: bool) -> Array:
@@ -505,8 +505,8 @@ def _shift(x: ArrayLike, axes: int | Sequence[int] | None, inverse: bool) -> Arr
     else:
         axes_t = tuple(_normalize_axis(a, ndim) for a in axes)
     if not axes_t:
-        return operand  # type: ignore[no-any-return]
-    return fftshift_p.bind(operand, axes=axes_t, inverse=inverse)  # type: ignore[no-any-return]
+        return operand
+    return fftshift_p.bind(operand, axes=axes_t, inverse=inverse)
 
 
 def fftshift(x: ArrayLike, axes: int | Sequence[int] | None = None) -> Array:

@@ -187,16 +187,16 @@ def getitem(x: ArrayLike, index: Any) -> Array:
     """
     template, operands = _traced_index(index)
     if operands:
-        return gather_p.bind(x, *operands, index=template)  # type: ignore[no-any-return]
-    return getitem_p.bind(x, index=_plain_index(template))  # type: ignore[no-any-return]
+        return gather_p.bind(x, *operands, index=template)
+    return getitem_p.bind(x, index=_plain_index(template))
 
 
 def untake(ct: ArrayLike, index: Any, shape: tuple[int, ...]) -> Array:
     """Zeros of ``shape`` with ``ct`` added at ``index`` (the transpose of ``getitem``)."""
     template, operands = _traced_index(index)
     if operands:
-        return scatter_add_p.bind(ct, *operands, index=template, shape=shape)  # type: ignore[no-any-return]
-    return untake_p.bind(ct, index=_plain_index(template), shape=shape)  # type: ignore[no-any-return]
+        return scatter_add_p.bind(ct, *operands, index=template, shape=shape)
+    return untake_p.bind(ct, index=_plain_index(template), shape=shape)
 
 
 # ---- index arrays that vary along a vmap batch: gather and its transpose scatter_add ---------
@@ -464,7 +464,7 @@ class _IndexRef:
                 "vmap is not supported; .add(v) is (and, for indices that do not repeat, "
                 "tnp.at(x)[idx].add(v - x[idx]) is the same as .set(v))"
             )
-        return index_set_p.bind(self._x, values, index=self._index)  # type: ignore[no-any-return]
+        return index_set_p.bind(self._x, values, index=self._index)
 
     def add(self, values: ArrayLike) -> Array:
         """A copy of ``x`` with ``values`` added at ``index``; repeated indices accumulate."""

@@ -68,6 +68,8 @@ def install(namespace: ModuleType) -> None:
         bitwise_xor=namespace.bitwise_xor,
         invert=namespace.invert,
         floor_divide=namespace.floor_divide,
+        mod=namespace.mod,
+        divmod=namespace.divmod,
         all=namespace.all,
         any=namespace.any,
     )

@@ -190,8 +190,8 @@ def elementwise_function(primitive: Primitive, doc: str) -> Callable[..., Array]
     def fn(*args: ArrayLike) -> Array:
         for a in args:
             if isinstance(a, (list, tuple)):
-                return bind(*[_as_operand(v) for v in args])  # type: ignore[no-any-return]
-        return bind(*args)  # type: ignore[no-any-return]
+                return bind(*[_as_operand(v) for v in args])
+        return bind(*args)
 
     fn.__name__ = fn.__qualname__ = primitive.name
     fn.__doc__ = doc

@@ -157,13 +157,13 @@ def _is_complex(x: Any) -> bool:
     return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 
 
-def _mT(x: Any) -> Any:
+def _mT(x: Any) -> Array:
     """Swap the last two axes (a batched matrix transpose)."""
     n = ndim_of(x)
     return _shape.transpose(x, (*range(n - 2), n - 1, n - 2))
 
 
-def _conj(x: Any) -> Any:
+def _conj(x: Array) -> Array:
     return _elementwise.conj(x) if _is_complex(x) else x
 
 
@@ -175,7 +175,7 @@ def _real_dtype(x: Any) -> np.dtype[Any]:
     return np.finfo(dtype_of(x)).dtype
 
 
-def _mH(x: Any) -> Any:
+def _mH(x: Any) -> Array:
     return _conj(_mT(x))
 
 
@@ -218,7 +218,7 @@ def _require_square(a: Any, name: str) -> None:
         )
 
 
-def _front_rule(primitive: Primitive) -> BatchRule:
+def _front_rule(primitive: Primitive[Any]) -> BatchRule:
     """Batch a one-operand primitive that already broadcasts over leading dimensions."""
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
@@ -268,7 +268,7 @@ def inv(a: ArrayLike) -> Array:
     """Differentiable ``numpy.linalg.inv`` (stacks of matrices too)."""
     a = _operand(a)
     _require_square(a, "inv")
-    return inv_p.bind(a, nan_if_singular=False)  # type: ignore[no-any-return]
+    return inv_p.bind(a, nan_if_singular=False)
 
 
 # ---- cofactor: the gradient of det, and its derivatives of every order ---------------------------
@@ -490,7 +490,7 @@ def det(a: ArrayLike) -> Array:
     gradient is the cofactor matrix, see the module notes)."""
     a = _operand(a)
     _require_square(a, "det")
-    return det_p.bind(a)  # type: ignore[no-any-return]
+    return det_p.bind(a)
 
 
 # ---- slogdet (sign, logabsdet) -------------------------------------------------------------------
@@ -582,7 +582,7 @@ defvjp(solve_p, _solve_vjp_a, _solve_vjp_b)
 defbatch(solve_p, elementwise_rule(solve_p))  # batch axes in front, ranks aligned: a gufunc
 
 
-def _solve(a: Any, b: Any) -> Any:
+def _solve(a: Any, b: Any) -> Array:
     return solve_p.bind(a, b)
 
 
@@ -595,7 +595,7 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
     if ndim_of(b) == 1:
         x = solve_p.bind(a, _shape.reshape(b, (shape_of(b)[0], 1)))
         return _shape.reshape(x, shape_of(x)[:-1])
-    return _solve(a, b)  # type: ignore[no-any-return]
+    return _solve(a, b)
 
 
 # ---- pinv ----------------------------------------------------------------------------------------
@@ -653,9 +653,7 @@ def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any 
     constant rank: exact for full-rank ``a``; at a rank-deficient ``a`` it holds only along
     directions that keep the rank (the pseudo-inverse is discontinuous there)."""
     a = _operand(a)
-    return pinv_p.bind(  # type: ignore[no-any-return]
-        a, rcond=rcond, hermitian=hermitian, rtol=rtol
-    )
+    return pinv_p.bind(a, rcond=rcond, hermitian=hermitian, rtol=rtol)
 
 
 # ---- lstsq: a composite of pinv, matmul and svd --------------------------------------------------
@@ -763,8 +761,8 @@ def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
     a = _operand(a)
     _require_square(a, "cholesky")
     if upper:
-        return _mH(cholesky_p.bind(_mH(a)))  # type: ignore[no-any-return]
-    return cholesky_p.bind(a)  # type: ignore[no-any-return]
+        return _mH(cholesky_p.bind(_mH(a)))
+    return cholesky_p.bind(a)
 
 
 # ---- qr (mode='reduced') ------------------------------------------------------------------------
@@ -949,7 +947,7 @@ def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:
     _require_square(a, "eigvalsh")
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    return eigvalsh_p.bind(a, UPLO=UPLO)  # type: ignore[no-any-return]
+    return eigvalsh_p.bind(a, UPLO=UPLO)
 
 
 # ---- eig (general square; complex outputs in general) --------------------------------------------
@@ -1152,7 +1150,7 @@ def _abs2(x: Any) -> Any:
     return _real(x * _conj(x))
 
 
-def _vector_norm(x: Any, ord: Any, axis: tuple[int, ...], keepdims: bool) -> Any:
+def _vector_norm(x: Any, ord: Any, axis: tuple[int, ...], keepdims: bool) -> Array:
     if ord is None or ord == 2:
         return _elementwise.sqrt(_reductions.sum(_abs2(x), axis=axis, keepdims=keepdims))
     if isinstance(ord, str):
@@ -1172,7 +1170,7 @@ def _vector_norm(x: Any, ord: Any, axis: tuple[int, ...], keepdims: bool) -> Any
     return total ** (1.0 / p)
 
 
-def _matrix_norm(x: Any, ord: Any, row: int, col: int, keepdims: bool) -> Any:
+def _matrix_norm(x: Any, ord: Any, row: int, col: int, keepdims: bool) -> Array:
     if ord in (2, -2, "nuc"):
         y = _shape.moveaxis(x, (row, col), (-2, -1))
         s = svdvals(y)
@@ -1227,12 +1225,12 @@ def norm(
         axes = tuple(int(a) for a in axis)
     if len(axes) == 1:
         normalize_axes(axes, nd)
-        return _vector_norm(x, ord, axes, keepdims)  # type: ignore[no-any-return]
+        return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:
         row, col = (normalize_axes(a, nd)[0] for a in axes)
         if row == col:
             raise ValueError("Duplicate axes given.")
-        return _matrix_norm(x, ord, row, col, keepdims)  # type: ignore[no-any-return]
+        return _matrix_norm(x, ord, row, col, keepdims)
     raise ValueError("Improper number of dimensions to norm.")
 
 
@@ -1352,7 +1350,7 @@ def vector_norm(
         return _shape.reshape(out, (1,) * nd) if keepdims else out
     axes = normalize_axes(axis, nd)
     if len(axes) == 1:
-        return _vector_norm(x, ord, axes, keepdims)  # type: ignore[no-any-return]
+        return _vector_norm(x, ord, axes, keepdims)
     # several axes: move them to the end, flatten them, and put singletons back if asked
     rest = [i for i in range(nd) if i not in axes]
     y = _shape.transpose(x, (*rest, *axes))
@@ -1360,7 +1358,7 @@ def vector_norm(
     out = _vector_norm(y, ord, (-1,), False)
     if keepdims:
         out = _shape.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(shape_of(x))))
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: Any = "fro") -> Array:
@@ -1373,7 +1371,7 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
     x = _operand(x)
     if ndim_of(x) < 2:
         raise ValueError("Input array must be at least 2-dimensional")
-    return _mT(x)  # type: ignore[no-any-return]
+    return _mT(x)
 
 
 def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:

@@ -98,9 +98,7 @@ def isclose(
     a: ArrayLike, b: ArrayLike, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Array:
     """``numpy.isclose`` (no derivative)."""
-    return isclose_p.bind(  # type: ignore[no-any-return]
-        _operand(a), _operand(b), rtol=rtol, atol=atol, equal_nan=equal_nan
-    )
+    return isclose_p.bind(_operand(a), _operand(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # ---- arg-reductions and sorts along one axis (``None``: the flattened array) ---------------
@@ -148,9 +146,7 @@ def argmax(
     """``numpy.argmax`` (no derivative)."""
     reject_out("argmax", out)
     a = _operand(a)
-    return argmax_p.bind(  # type: ignore[no-any-return]
-        a, axis=_one_axis(axis, ndim_of(a)), keepdims=keepdims
-    )
+    return argmax_p.bind(a, axis=_one_axis(axis, ndim_of(a)), keepdims=keepdims)
 
 
 def argmin(
@@ -159,9 +155,7 @@ def argmin(
     """``numpy.argmin`` (no derivative)."""
     reject_out("argmin", out)
     a = _operand(a)
-    return argmin_p.bind(  # type: ignore[no-any-return]
-        a, axis=_one_axis(axis, ndim_of(a)), keepdims=keepdims
-    )
+    return argmin_p.bind(a, axis=_one_axis(axis, ndim_of(a)), keepdims=keepdims)
 
 
 argsort_p = nondifferentiable(
@@ -182,9 +176,7 @@ def argsort(
     if order is not None:
         raise TypeError("argsort: order= (structured arrays) is not supported")
     a = _operand(a)
-    return argsort_p.bind(  # type: ignore[no-any-return]
-        a, axis=_one_axis(axis, ndim_of(a)), kind=kind, stable=stable
-    )
+    return argsort_p.bind(a, axis=_one_axis(axis, ndim_of(a)), kind=kind, stable=stable)
 
 
 # ---- data-dependent shapes: not batchable -----------------------------------------------------
@@ -209,7 +201,7 @@ defbatch(nonzero_p, _data_dependent("nonzero"))
 
 def argwhere(a: ArrayLike) -> Array:
     """``numpy.argwhere`` (no derivative; not batchable by ``vmap``: data-dependent shape)."""
-    return argwhere_p.bind(_operand(a))  # type: ignore[no-any-return]
+    return argwhere_p.bind(_operand(a))
 
 
 def nonzero(a: ArrayLike) -> tuple[Array, ...]:
@@ -311,7 +303,7 @@ def searchsorted(
     if ndim_of(a) != 1:
         raise ValueError("object too deep for desired array: searchsorted needs a 1-d `a`")
     operands = (a, v) if sorter is None else (a, v, _operand(sorter))
-    return searchsorted_p.bind(*operands, side=side)  # type: ignore[no-any-return]
+    return searchsorted_p.bind(*operands, side=side)
 
 
 # ---- boolean and counting reductions ----------------------------------------------------------
@@ -339,9 +331,7 @@ def all(
     """``numpy.all`` (no derivative)."""
     reject_out("all", out)
     a = _operand(a)
-    return all_p.bind(  # type: ignore[no-any-return]
-        a, axes=normalize_axes(axis, ndim_of(a)), keepdims=keepdims
-    )
+    return all_p.bind(a, axes=normalize_axes(axis, ndim_of(a)), keepdims=keepdims)
 
 
 def any(
@@ -350,9 +340,7 @@ def any(
     """``numpy.any`` (no derivative)."""
     reject_out("any", out)
     a = _operand(a)
-    return any_p.bind(  # type: ignore[no-any-return]
-        a, axes=normalize_axes(axis, ndim_of(a)), keepdims=keepdims
-    )
+    return any_p.bind(a, axes=normalize_axes(axis, ndim_of(a)), keepdims=keepdims)
 
 
 # ---- Python-valued queries --------------------------------------------------------------------

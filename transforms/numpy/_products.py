@@ -130,7 +130,7 @@ def matmul(x1: ArrayLike, x2: ArrayLike) -> Array:
     b = array(x2) if isinstance(x2, (list, tuple)) else x2
     if ndim_of(a) == 0 or ndim_of(b) == 0:
         raise ValueError("matmul: input operand does not have enough dimensions (0-d); use *")
-    return matmul_p.bind(a, b)  # type: ignore[no-any-return]
+    return matmul_p.bind(a, b)
 
 
 def tensordot(a: ArrayLike, b: ArrayLike, axes: int | Sequence[Any] = 2) -> Array:

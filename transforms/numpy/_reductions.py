@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -61,8 +61,11 @@ Axis = int | Sequence[int] | None
 
 
 def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
-    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``."""
-    if not keepdims:
+    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``.
+
+    Reduced leading axes (a full reduction, the common case) come back by broadcasting alone.
+    """
+    if not keepdims and axes != tuple(range(len(axes))):
         ct = _shape.reshape(ct, _kept_shape(shape, axes))
     return _shape.broadcast_to(ct, shape)
 
@@ -87,7 +90,7 @@ def sum(
     if dtype is not None:
         a = _shape.astype(a, dtype)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return sum_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return sum_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 def mean(
@@ -162,7 +165,7 @@ def prod(
     if dtype is not None:
         a = _shape.astype(a, dtype)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return prod_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return prod_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 # ---- max, min: ties share the derivative equally -------------------------------------------
@@ -208,7 +211,7 @@ def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
     reject_out("max", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return max_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return max_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 def min(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
@@ -216,7 +219,7 @@ def min(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = Fals
     reject_out("min", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return min_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return min_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 amax = max
@@ -294,7 +297,7 @@ def median(
     reject_out("median", out)
     a = _operand(a)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return median_p.bind(a, axes=axes, keepdims=keepdims)  # type: ignore[no-any-return]
+    return median_p.bind(a, axes=axes, keepdims=keepdims)
 
 
 def ptp(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
@@ -359,7 +362,7 @@ def var(
     return sum(_abs2(d), axes, keepdims=keepdims) / (denominator if denominator > 0 else 0)
 
 
-def _safe_sqrt(v: Any) -> Any:
+def _safe_sqrt(v: Any) -> Array:
     """``sqrt(v)`` whose derivative is 0, not NaN, where ``v == 0`` exactly.
 
     ``sqrt``'s derivative is infinite at 0, and a zero tangent times it is NaN. Here the
@@ -391,7 +394,7 @@ def std(
     """
     reject_out("std", out)
     v = var(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
-    return _safe_sqrt(v)  # type: ignore[no-any-return]
+    return _safe_sqrt(v)
 
 
 def average(
@@ -475,7 +478,16 @@ def trace(
     return sum(diagonal, -1, dtype)
 
 
-# ---- logsumexp ---------------------------------------------------------------------------------
+# ---- logsumexp, softmax, log_softmax ------------------------------------------------------
+# The one implementation of the softmax family: ``transforms.scipy.special`` and
+# ``transforms.nn`` re-export these (softmax and log_softmax are not NumPy names: not in
+# ``__all__``). Each is shifted by the maximum ``m`` of its input along the axes, held constant
+# (``stop_gradient``): the result does not depend on it, so the derivatives are exactly the
+# unshifted formula's at every order, whatever ``max`` does at ties, and an entry at ``-inf``
+# has derivative exactly 0 (``exp(-inf - m) == 0``). In ``logsumexp`` with scale factors
+# ``b``, the maximum is over the entries with ``b != 0`` (SciPy's rule: a dominant entry with
+# ``b == 0`` must not underflow the others), and such an entry keeps its derivative
+# ``exp(a - logsumexp(a, b=b))`` in ``b``.
 @overload
 def logsumexp(
     a: ArrayLike,
@@ -493,6 +505,14 @@ def logsumexp(
     *,
     return_sign: Literal[True],
 ) -> tuple[Array, Array]: ...
+@overload
+def logsumexp(
+    a: ArrayLike,
+    axis: Axis = None,
+    b: ArrayLike | None = None,
+    keepdims: bool = False,
+    return_sign: bool = False,
+) -> Array | tuple[Array, Array]: ...
 def logsumexp(
     a: ArrayLike,
     axis: Axis = None,
@@ -500,31 +520,98 @@ def logsumexp(
     keepdims: bool = False,
     return_sign: bool = False,
 ) -> Array | tuple[Array, Array]:
-    """``log(sum(b * exp(a)))`` over ``axis``, numerically stable (``scipy.special.logsumexp``).
+    """``log(sum(b * exp(a)))`` over ``axis``, numerically stable, with the arguments and
+    results of ``scipy.special.logsumexp``.
 
-    A composite: ``m + log(sum(b * exp(a - m)))`` with ``m = max(a)`` (infinite maxima
-    replaced by 0). ``m``'s own derivative cancels exactly in the formula, so the result's
-    derivative is the softmax-weighted sum, whatever ``max`` does at ties. ``b`` (scale
-    factors, broadcast against ``a``) is differentiable too. With ``return_sign=True``,
-    returns ``(log|s|, sign(s))``; otherwise a negative ``s`` gives NaN. Real inputs.
+    A composite: ``log(sum(b * exp(a - m))) + m`` with ``m`` the (constant) maximum over the
+    entries with ``b != 0``. Differentiable in ``a`` and in ``b``: the derivative in ``a`` is
+    ``b * exp(a - logsumexp(...))`` (``softmax`` when ``b`` is absent), exactly 0 at ``-inf``
+    entries; in ``b`` it is ``exp(a - logsumexp(...))``, also where ``b == 0``. A negative sum
+    gives NaN, or, with ``return_sign=True``, ``(log|s|, sign(s))`` (the sign has derivative
+    0). Real inputs.
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> a = np.array([0.0, np.log(3.0), -np.inf])
+        >>> float(tnp.logsumexp(a))  # log(1 + 3 + 0)
+        1.3862943611198906
+        >>> T.grad(tnp.logsumexp)(a)  # softmax: the -inf entry gets exactly 0
+        array([0.25, 0.75, 0.  ])
+        >>> float(tnp.logsumexp(np.array([5.0, 0.0]), b=np.array([0.0, 2.0])))  # log(2)
+        0.6931471805599453
     """
-    a = _operand(a)
+    a = _shape.asarray(a)
     if b is not None:
-        b = _operand(b)
+        b = _shape.asarray(b)
         target = np.broadcast_shapes(shape_of(a), shape_of(b))
-        a = _shape.broadcast_to(a, target)
+        a, b = _shape.broadcast_to(a, target), _shape.broadcast_to(b, target)
+    if not shape_of(a):  # SciPy takes a 0-d input as 1-d (keepdims then keeps one axis)
+        a = _shape.reshape(a, (1,))
+        b = None if b is None else _shape.reshape(b, (1,))
     axes = normalize_axes(axis, len(shape_of(a)))
-    m = max(a, axes, keepdims=True)
-    m = _shape.where(_nondiff.isfinite(m), m, 0)
-    e = _elementwise.exp(a - m)
+    if 0 in shape_of(a):
+        return _empty_logsumexp(a, axes, keepdims, return_sign)
+    held = _elementwise.stop_gradient(a)
     if b is not None:
-        e = e * b
+        held = _shape.where(b != 0, held, -np.inf)
+    m = max(held, axes, keepdims=True)
+    m = _shape.where(_nondiff.isfinite(m), m, 0.0)
+    z = a - m
+    if b is None:
+        e = _elementwise.exp(z)
+    else:
+        # an entry with b == 0 above the others' maximum: 0 * exp(z) must stay 0, not NaN
+        limit = float(np.log(np.finfo(np.result_type(dtype_of(z), 1.0)).max))
+        e = b * _elementwise.exp(_shape.where(b == 0, _arithmetic.minimum(z, limit), z))
     s = sum(e, axes, keepdims=keepdims)
     if not keepdims:
         m = _shape.reshape(m, shape_of(s))
-    if not return_sign:
-        return _elementwise.log(s) + m
-    return _elementwise.log(_elementwise.abs(s)) + m, _elementwise.sign(s)
+    with np.errstate(divide="ignore"):  # log(0) = -inf: every entry is -inf (or b == 0)
+        if b is None and not return_sign:  # s >= 0
+            return _elementwise.log(s) + m
+        out = _elementwise.log(_elementwise.abs(s)) + m
+    sign = _elementwise.sign(s)
+    if return_sign:
+        return out, sign
+    return _shape.where(sign < 0, np.nan, out)
+
+
+def _empty_logsumexp(
+    a: Any, axes: tuple[int, ...], keepdims: bool, return_sign: bool
+) -> Array | tuple[Array, Array]:
+    """SciPy's value for no elements: ``-inf`` (with sign ``sign(-inf) == -1``)."""
+    dtype = np.result_type(dtype_of(a), 1.0)
+    shape = np.sum(np.empty(shape_of(a)), axis=axes, keepdims=keepdims).shape
+    out = np.full(shape, -np.inf, dtype)
+    return (out, np.sign(out)) if return_sign else out
+
+
+def softmax(x: ArrayLike, axis: Axis = None) -> Array:
+    """``exp(x) / sum(exp(x))`` over ``axis`` (``scipy.special.softmax``; ``transforms.nn``'s
+    defaults to the last axis).
+
+    A composite of what SciPy computes, ``exp(x - m) / sum(exp(x - m))`` with ``m`` the
+    maximum (a constant: the result does not depend on it).
+    """
+    x = _shape.asarray(x)
+    e = _elementwise.exp(x - max(_elementwise.stop_gradient(x), axis, keepdims=True))
+    return e / sum(e, axis, keepdims=True)
+
+
+def log_softmax(x: ArrayLike, axis: Axis = None) -> Array:
+    """``x - logsumexp(x)`` over ``axis`` (``scipy.special.log_softmax``).
+
+    A composite of what SciPy computes, ``(x - m) - log(sum(exp(x - m)))`` with ``m`` the
+    maximum (a constant, 0 where it is infinite), so that it is accurate where
+    ``log(softmax(x))`` would underflow.
+    """
+    x = _shape.asarray(x)
+    m = max(_elementwise.stop_gradient(x), axis, keepdims=True)
+    shifted = x - _shape.where(_nondiff.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):  # log(0) = -inf: every entry is -inf
+        return shifted - _elementwise.log(sum(_elementwise.exp(shifted), axis, keepdims=True))
 
 
 # ---- nan-ignoring reductions: NaNs replaced by a neutral value (zero derivative there) --------
@@ -574,10 +661,10 @@ def nanmean(
     axes = normalize_axes(axis, len(shape_of(a)))
     total = sum(filled, axes, keepdims=keepdims)
     count = _nan_count(a, mask, axes, keepdims, dtype_of(total))
-    return _divide_by_count(total, count, mask)  # type: ignore[no-any-return]
+    return _divide_by_count(total, count, mask)
 
 
-def _divide_by_count(total: Any, count: Any, mask: Any) -> Any:
+def _divide_by_count(total: Array, count: Any, mask: Any) -> Array:
     """``total / count``, NaN (with zero derivative, and no warning) where ``count <= 0``."""
     if mask is None:  # a plain count of every element
         return total / (count if count > 0 else 0)
@@ -585,7 +672,9 @@ def _divide_by_count(total: Any, count: Any, mask: Any) -> Any:
     return _shape.where(positive, total / _shape.where(positive, count, 1), np.nan)
 
 
-def _nan_extremum(reduce: Any, fill: float, a: Any, axis: Axis, keepdims: bool) -> Any:
+def _nan_extremum(
+    reduce: Callable[..., Array], fill: float, a: Any, axis: Axis, keepdims: bool
+) -> Array:
     a = _operand(a)
     filled, mask = _nan_filled(a, fill)
     result = reduce(filled, axis, keepdims=keepdims)
@@ -600,14 +689,14 @@ def nanmax(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = F
     """Differentiable ``numpy.nanmax`` (a composite: NaNs replaced by ``-inf``, then ``max``;
     an all-NaN group gives NaN). Tied maxima share the derivative."""
     reject_out("nanmax", out)
-    return _nan_extremum(max, -np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
+    return _nan_extremum(max, -np.inf, a, axis, keepdims)
 
 
 def nanmin(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
     """Differentiable ``numpy.nanmin`` (a composite: NaNs replaced by ``inf``, then ``min``;
     an all-NaN group gives NaN). Tied minima share the derivative."""
     reject_out("nanmin", out)
-    return _nan_extremum(min, np.inf, a, axis, keepdims)  # type: ignore[no-any-return]
+    return _nan_extremum(min, np.inf, a, axis, keepdims)
 
 
 def nanvar(
@@ -634,7 +723,7 @@ def nanvar(
     dof = count - _ddof(ddof, correction)
     if not keepdims and mask is not None:
         dof = _shape.reshape(dof, shape_of(squares))
-    return _divide_by_count(squares, dof, mask)  # type: ignore[no-any-return]
+    return _divide_by_count(squares, dof, mask)
 
 
 def nanstd(
@@ -651,4 +740,4 @@ def nanstd(
     0 where the variance is exactly 0, as for ``std``)."""
     reject_out("nanstd", out)
     v = nanvar(a, axis, dtype, ddof=ddof, keepdims=keepdims, correction=correction)
-    return _safe_sqrt(v)  # type: ignore[no-any-return]
+    return _safe_sqrt(v)

@@ -78,7 +78,7 @@ defbatch(cumsum_p, _scan_batch(cumsum_p))
 def cumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
     """Differentiable ``numpy.cumsum``."""
     x, ax = _prepared("cumsum", a, axis, dtype, out)
-    return cumsum_p.bind(x, axis=ax)  # type: ignore[no-any-return]
+    return cumsum_p.bind(x, axis=ax)
 
 
 # ---- cumprod -----------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None 
     """Differentiable ``numpy.cumprod``, exact where elements are zero (no division by
     ``a``); its rules are log-depth scans, ``O(n log n)`` along the axis."""
     x, ax = _prepared("cumprod", a, axis, dtype, out)
-    return cumprod_p.bind(x, axis=ax)  # type: ignore[no-any-return]
+    return cumprod_p.bind(x, axis=ax)
 
 
 # ---- diff --------------------------------------------------------------------------------------

@@ -38,7 +38,6 @@ __all__ = [
     "astype",
     "zeros_like",
     "ones_like",
-    "where",
 ]
 
 
@@ -83,7 +82,7 @@ def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C") -> Array
     a = _as_operand(a)
     if shape_of(a) == shape:
         return a  # type: ignore[return-value]
-    return reshape_p.bind(a, shape=shape, order=order)  # type: ignore[no-any-return]
+    return reshape_p.bind(a, shape=shape, order=order)
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
@@ -120,7 +119,7 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
         raise ValueError(f"transpose: axes {axes} do not match an array of dimension {ndim}")
     if perm == tuple(range(ndim)):
         return a  # type: ignore[return-value]
-    return transpose_p.bind(a, axes=perm)  # type: ignore[no-any-return]
+    return transpose_p.bind(a, axes=perm)
 
 
 def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
@@ -164,7 +163,7 @@ def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Array:
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if shape_of(array) == shape:
         return array  # type: ignore[return-value]
-    return broadcast_to_p.bind(array, shape=shape)  # type: ignore[no-any-return]
+    return broadcast_to_p.bind(array, shape=shape)
 
 
 def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
@@ -252,7 +251,7 @@ def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Array:
     if not xs:
         raise ValueError("need at least one array to stack")
     axis = normalize_axes(axis, ndim_of(xs[0]) + 1)[0]
-    return stack_p.bind(*xs, axis=axis)  # type: ignore[no-any-return]
+    return stack_p.bind(*xs, axis=axis)
 
 
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis))
@@ -288,7 +287,7 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
         xs = [ravel(x) for x in xs]
         axis = 0
     axis = normalize_axes(axis, ndim_of(xs[0]))[0]
-    return concatenate_p.bind(*xs, axis=axis)  # type: ignore[no-any-return]
+    return concatenate_p.bind(*xs, axis=axis)
 
 
 # ---- array / asarray of (nested) lists that hold tracers -----------------------------------
@@ -343,8 +342,8 @@ def astype(x: ArrayLike, dtype: Any) -> Array:
     """``x.astype(dtype)``; casting to an integer or bool dtype has no derivative."""
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.inexact):
-        return _astype_nondiff_p.bind(x, dtype=dtype)  # type: ignore[no-any-return]
-    return astype_p.bind(_as_operand(x), dtype=dtype)  # type: ignore[no-any-return]
+        return _astype_nondiff_p.bind(x, dtype=dtype)
+    return astype_p.bind(_as_operand(x), dtype=dtype)
 
 
 # ---- constants shaped like a value ----------------------------------------------------------
@@ -356,12 +355,12 @@ defbatch(ones_like_p, _batching.elementwise_rule(ones_like_p))
 
 def zeros_like(a: ArrayLike, dtype: Any = None) -> Array:
     """``numpy.zeros_like``: a constant (no derivative flows through it)."""
-    return zeros_like_p.bind(_as_operand(a), dtype=dtype)  # type: ignore[no-any-return]
+    return zeros_like_p.bind(_as_operand(a), dtype=dtype)
 
 
 def ones_like(a: ArrayLike, dtype: Any = None) -> Array:
     """``numpy.ones_like``: a constant (no derivative flows through it)."""
-    return ones_like_p.bind(_as_operand(a), dtype=dtype)  # type: ignore[no-any-return]
+    return ones_like_p.bind(_as_operand(a), dtype=dtype)
 
 
 # ---- broadcasting and dtypes in rules: every family's tangents and cotangents ---------------
@@ -420,4 +419,4 @@ defvjp(
 def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
     """Differentiable three-argument ``numpy.where`` (the condition carries no derivative)."""
     c, a, b = (_as_operand(v) for v in (condition, x, y))
-    return where_p.bind(c, a, b)  # type: ignore[no-any-return]
+    return where_p.bind(c, a, b)

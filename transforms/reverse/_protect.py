@@ -7,13 +7,9 @@ derivative (autograd returns [5, 5, 5] for [1, 1, 1]). So reverse mode reads a r
 copy, taken once per array per trace: copying costs one pass over the array, the price of
 never being silently wrong (benchmarks/memory.py measures it).
 
-The copies must not cost more than that. glibc's malloc hands blocks above an adaptive
-threshold (128 KiB at start) back to the system when they are freed, so a fresh copy of a
-large array, and then every large intermediate, faults its pages in again on each call: on
-the MLP benchmark (3 MB of weights and data) the faults cost as much as the forward pass.
-Freeing one block just under glibc's cap (32 MiB) raises the threshold for the process, as
-any NumPy program that frees a 32 MB array does; ``_prime_allocator`` does that once, before
-the first large copy. Elsewhere it is one harmless allocation.
+The copies must not cost more than that: a fresh copy of a large array must not fault its
+pages in on every call, which ``transforms.core._memory.prime_allocator`` prevents (it runs
+when the first transform of the process starts, before any copy).
 """
 
 from __future__ import annotations
@@ -24,19 +20,30 @@ import numpy as np
 
 __all__ = ["Guard"]
 
-_LARGE = 1 << 18  # bytes: a copy this large is where page faults start to matter
-_primed = False
+
+def _same_bytes(array: np.ndarray[Any, Any], copy: np.ndarray[Any, Any]) -> bool:
+    """Whether ``array`` still holds exactly ``copy``'s bits (a pass, no allocation of its
+    size): compared as unsigned integers, so that -0.0 differs from 0.0 and a NaN equals
+    itself. Dtypes with no unsigned integer of their size count as changed (copied again)."""
+    if array.shape != copy.shape or array.dtype != copy.dtype:
+        return False
+    bits = _BITS.get(array.dtype.itemsize)
+    if bits is None or array.dtype.hasobject:
+        return False
+    return bool(np.array_equal(array.view(bits), copy.view(bits)))
 
 
-def _prime_allocator() -> None:
-    global _primed
-    _primed = True
-    block = np.empty((31 << 20) // 8)  # untouched: mapped and unmapped, never faulted in
-    del block
+_BITS: dict[int, np.dtype[np.unsignedinteger[Any]]] = {
+    1: np.dtype(np.uint8),
+    2: np.dtype(np.uint16),
+    4: np.dtype(np.uint32),
+    8: np.dtype(np.uint64),
+}
 
 
 class Guard:
-    """The copies one trace took, so that each array is copied at most once."""
+    """The copies one trace took, so that each array is copied at most once while it is
+    not written to."""
 
     __slots__ = ("_copies",)
 
@@ -46,13 +53,11 @@ class Guard:
     def protect(self, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """A read-only copy of ``array``, safe to read in a later backward pass."""
         kept = self._copies.get(id(array))  # first: an array is usually seen many times
-        if kept is not None and kept[0] is array:
-            return kept[1]
+        if kept is not None and kept[0] is array and _same_bytes(array, kept[1]):
+            return kept[1]  # (the function may have written into it since its last use)
         flags = array.flags
         if not flags.writeable and flags.owndata and array.base is None:
             return array  # an array nobody can write to (our copies included)
-        if not _primed and array.nbytes >= _LARGE:
-            _prime_allocator()
         copy = array.copy()  # keeps an ndarray subclass
         copy.flags.writeable = False
         self._copies[id(array)] = (array, copy)  # holding `array` keeps its id unique

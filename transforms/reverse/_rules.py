@@ -61,10 +61,10 @@ class _ArgnumMakers(Sequence[VJPMaker]):
         return sys.maxsize  # every position has a maker
 
 
-_RULES: dict[Primitive, Sequence[VJPMaker | None]] = {}
+_RULES: dict[Primitive[Any], Sequence[VJPMaker | None]] = {}
 
 
-def defvjp(primitive: Primitive, *makers: VJPMaker | None) -> None:
+def defvjp(primitive: Primitive[Any], *makers: VJPMaker | None) -> None:
     """Define the VJP of ``primitive``, one maker per positional argument.
 
     Example:
@@ -79,17 +79,17 @@ def defvjp(primitive: Primitive, *makers: VJPMaker | None) -> None:
     _RULES[primitive] = tuple(makers)
 
 
-def defvjp_argnum(primitive: Primitive, maker: ArgnumVJPMaker) -> None:
+def defvjp_argnum(primitive: Primitive[Any], maker: ArgnumVJPMaker) -> None:
     """Define the VJP of a variadic ``primitive`` as ``maker(argnum, ans, *args, **params)``."""
     _RULES[primitive] = _ArgnumMakers(maker)
 
 
-def vjp_makers(primitive: Primitive) -> Sequence[VJPMaker | None] | None:
+def vjp_makers(primitive: Primitive[Any]) -> Sequence[VJPMaker | None] | None:
     """The makers of ``primitive``, indexed by argument position (``None``: no rule at all)."""
     return _RULES.get(primitive)
 
 
-def has_vjp_rule(primitive: Primitive, argnum: int) -> bool:
+def has_vjp_rule(primitive: Primitive[Any], argnum: int) -> bool:
     """Whether ``primitive`` has a reverse rule (possibly a zero one) for ``argnum``."""
     makers = _RULES.get(primitive)
     return makers is not None and argnum < len(makers)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import NoRuleError, Primitive, Trace, Tracer
+from transforms.core import NoRuleError, Primitive, Trace, Tracer, refuse_concrete
 
 from ._protect import Guard
 from ._rules import _RULES, Pullback
@@ -28,6 +28,11 @@ several parents, or none for an input) a tuple of each. One parent, the common c
 no extra tuples to record and no ``zip`` to pull back."""
 
 _INPUT: Entry = ((), ())
+
+# Primitives without a derivative whose result does not depend on their operand's values:
+# allowed on a transposing trace (see ``Trace.transposing``); every other one (comparisons,
+# argmax, isfinite...) reads values, which a linear map being transposed must not do.
+_VALUE_FREE = frozenset(("zeros_like", "ones_like"))
 
 
 class VJPTracer(Tracer):
@@ -43,6 +48,23 @@ class VJPTracer(Tracer):
     @property
     def primal(self) -> Any:
         return self._primal
+
+    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
+    @property
+    def shape(self) -> tuple[int, ...]:
+        try:
+            shape: tuple[int, ...] = self._primal.shape
+        except AttributeError:  # a Python scalar
+            return np.shape(self._primal)
+        return shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = self._primal.dtype
+        except AttributeError:
+            return np.result_type(self._primal)
+        return dtype
 
 
 class VJPTrace(Trace[VJPTracer]):
@@ -72,7 +94,7 @@ class VJPTrace(Trace[VJPTracer]):
         return VJPTracer(self, value, len(self.tape) - 1)
 
     def process_primitive(
-        self, primitive: Primitive, args: Sequence[object], params: dict[str, Any]
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         # The hot path of reverse mode. NumPy is called directly when nothing below can be
         # traced (the lowest trace: bind has already refused any other trace's tracer). One
@@ -132,6 +154,8 @@ class VJPTrace(Trace[VJPTracer]):
         rules = _RULES.get(primitive)  # makers indexed by argument position
         if rules is None:
             if not primitive.differentiable:
+                if self.transposing is not None and primitive.name not in _VALUE_FREE:
+                    refuse_concrete(args[owned[0]], f"'{primitive.name}'")
                 return ans
             raise NoRuleError(primitive.name, "vjp", owned[0], "transforms.defvjp")
         parents: list[int] = []

@@ -12,6 +12,9 @@ this holds for negative non-integer ``x`` too), ``polygamma(n, x)' = polygamma(n
   density ``x**(a-1) (1-x)**(b-1) / beta(a, b)``, both formed in the exponent (``xlogy``,
   ``gammaln``) so they neither overflow nor lose ``x == 0``. In the shape parameters they
   are refused: their derivatives there have no closed form.
+- ``betaincc`` (``1 - betainc``, accurate where that is near 1) likewise, with the opposite
+  sign; ``stdtr(df, t)``, Student's t distribution function, is differentiable in ``t`` (its
+  density) and refused in ``df``, for the same reason.
 - ``gammasgn`` is piecewise constant: derivative 0.
 """
 
@@ -35,6 +38,7 @@ from ._doc import special_doc
 __all__ = [
     "beta",
     "betainc",
+    "betaincc",
     "betaln",
     "digamma",
     "gamma",
@@ -46,6 +50,7 @@ __all__ = [
     "polygamma",
     "psi",
     "rgamma",
+    "stdtr",
 ]
 
 digamma: Callable[[ArrayLike], Array]
@@ -183,6 +188,40 @@ betainc_p, betainc = elementwise(
     doc=special_doc(
         "betainc",
         "the beta density ``x**(a-1) (1-x)**(b-1) / beta(a, b)`` in ``x``; refused in ``a``, ``b``",
+    ),
+    reason=_SHAPE_REASON,
+)
+betaincc_p, betaincc = elementwise(
+    "betaincc",
+    sp.betaincc,
+    NO_DERIVATIVE,
+    NO_DERIVATIVE,
+    lambda ans, a, b, x: -_beta_density(a, b, x),
+    doc=special_doc(
+        "betaincc",
+        "minus the beta density ``x**(a-1) (1-x)**(b-1) / beta(a, b)`` in ``x``; refused in "
+        "``a``, ``b``",
+    ),
+    reason=_SHAPE_REASON,
+)
+
+
+# ---- Student's t distribution function ----------------------------------------------------------
+def _t_density(df: Any, t: Any) -> Any:
+    """Student's t density, ``gamma((df+1)/2) / (sqrt(df pi) gamma(df/2)) (1 + t**2/df)**(
+    -(df+1)/2)``, in the exponent."""
+    half = 0.5 * df
+    log_norm = gammaln(half + 0.5) - gammaln(half) - 0.5 * tnp.log(df * math.pi)
+    return tnp.exp(log_norm - (half + 0.5) * tnp.log1p(t * t / df))
+
+
+stdtr_p, stdtr = elementwise(
+    "stdtr",
+    sp.stdtr,
+    NO_DERIVATIVE,
+    lambda ans, df, t: _t_density(df, t),
+    doc=special_doc(
+        "stdtr", "Student's t density in ``t``; refused in the degrees of freedom ``df``"
     ),
     reason=_SHAPE_REASON,
 )

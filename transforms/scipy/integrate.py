@@ -250,6 +250,4 @@ def odeint(
                 f"transforms.scipy.integrate.odeint: {name} is complex; scipy.integrate.odeint "
                 "integrates real systems (split a complex state into real and imaginary parts)"
             )
-    return odeint_p.bind(  # type: ignore[no-any-return]
-        y0, t, *extra, func=func, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax
-    )
+    return odeint_p.bind(y0, t, *extra, func=func, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)

@@ -123,7 +123,7 @@ def _stacked(fn: Callable[..., Any], *arrays: Any, core: Sequence[int], **kwargs
     return np.stack(results).reshape(lead + np.shape(results[0]))
 
 
-def _front_rule(primitive: Primitive) -> Any:
+def _front_rule(primitive: Primitive[Any]) -> Any:
     """Batch a one-operand primitive of several results that broadcasts over stacks."""
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
@@ -352,7 +352,7 @@ def _lu_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
     return pullback
 
 
-lu_factor_p = Primitive(
+lu_factor_p: Primitive[Any] = Primitive(
     "lu_factor",
     lambda a: _stacked(_sl.lu_factor, a, core=(2,)),
     multiple_results=True,
@@ -450,7 +450,7 @@ def expm(A: ArrayLike) -> Array:
     derivative, exact at every order (see the module notes)."""
     A = _operand(A)
     _require_square(A, "expm")
-    return expm_p.bind(A, frechet=False)  # type: ignore[no-any-return]
+    return expm_p.bind(A, frechet=False)
 
 
 def logm(A: ArrayLike, disp: bool = True) -> Array:
@@ -464,7 +464,7 @@ def logm(A: ArrayLike, disp: bool = True) -> Array:
             "transforms.scipy.linalg.logm: disp=False (returning SciPy's error estimate) is "
             "not supported; call logm(A)"
         )
-    return logm_p.bind(A, frechet=False)  # type: ignore[no-any-return]
+    return logm_p.bind(A, frechet=False)
 
 
 # ---- solve_sylvester, sqrtm ---------------------------------------------------------------------
@@ -539,7 +539,7 @@ def sqrtm(A: ArrayLike) -> Array:
     is); its tangent solves ``X dX + dX X = dA`` (``solve_sylvester``)."""
     A = _operand(A)
     _require_square(A, "sqrtm")
-    return sqrtm_p.bind(A)  # type: ignore[no-any-return]
+    return sqrtm_p.bind(A)
 
 
 # ---- eigh, inv, det, block_diag: composites ----------------------------------------------------
