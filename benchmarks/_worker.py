@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.backends import PeerUnavailable
-from benchmarks.workloads import WORKLOADS, Case
+from benchmarks.workloads import WORKLOADS, Case, sparse_entries
 
 UNAVAILABLE = 3
 RTOL = 1e-9
@@ -30,6 +30,8 @@ def _as_numpy(tree: Any) -> Any:
     """The result as nested dicts of float64 ndarrays, whatever library produced it."""
     if isinstance(tree, dict):
         return {k: _as_numpy(v) for k, v in tree.items()}
+    if hasattr(tree, "tocoo"):  # a scipy.sparse result: its non-zero entries
+        return sparse_entries(tree)
     if hasattr(tree, "detach"):  # a torch tensor
         tree = tree.detach().numpy()
     return np.asarray(tree, dtype=np.float64)

@@ -14,6 +14,11 @@ checked before any timing so that a broken benchmark stops instead of printing n
 - W4 Jacobian of ``tanh(B@x)``, B 200 x 200, forward and reverse mode.
 - W5 k-th derivative of ``sin(x)*exp(-x**2/4)`` at a scalar by nesting grad k times, k = 1..6.
 - W6 Hessian-vector product of the W3 function at n = 1000.
+- W7 sparse Jacobians and Hessians (issue 14): a 1-D stencil residual at n = 10^4, a 2-D
+  5-point Laplacian residual on 100 x 100, the Hessian of a chained (Rosenbrock) objective at
+  n = 10^4; floor: the derivative assembled by hand with ``scipy.sparse``; rows: the sparse
+  transform's first call (detection and coloring included), its later calls, dense ``jacfwd``
+  / ``hessian`` (transforms' only).
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ NESTING_POINT = 0.7
 HVP_SIZE = 1000
 MEMORY_SIZE = 2000
 MEMORY_CHUNK = 100
+SPARSE_N = 10_000
+SPARSE_GRID = 100
+DENSE_CHUNK = 1000  # dense Jacobians of 10^4 x 10^4 pushed 1000 basis vectors at a time
 
 
 @dataclass(frozen=True)
@@ -317,6 +325,114 @@ def _w5(b: Any, case: str) -> Case:
     return Case(lambda: f(x), np.array(bump_derivative(k, NESTING_POINT)))
 
 
+# ---- W7: sparse Jacobians and Hessians ---------------------------------------------------------
+def stencil_residual(u: Any) -> Any:
+    """``-u'' + u^3 - 1`` by central differences, zero boundary values."""
+    padded = tnp.concatenate([tnp.zeros(1), u, tnp.zeros(1)])
+    return 2 * u - padded[:-2] - padded[2:] + u**3 - 1.0
+
+
+def laplacian_residual(u: Any) -> Any:
+    """The 5-point Laplacian of ``u`` on a 100 x 100 grid (zero boundary) plus ``exp(u)``."""
+    grid = tnp.reshape(u, (SPARSE_GRID, SPARSE_GRID))
+    p = tnp.pad(grid, 1)
+    lap = p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4 * grid
+    return tnp.ravel(lap + tnp.exp(grid))
+
+
+def chained_objective(x: Any) -> Any:
+    """The chained Rosenbrock function: a tridiagonal Hessian."""
+    return tnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def _stencil_floor(u: F64) -> Any:
+    import scipy.sparse
+
+    off = -np.ones(len(u) - 1)
+    return scipy.sparse.diags_array([off, 2 + 3 * u**2, off], offsets=[-1, 0, 1], format="csr")
+
+
+def _laplacian_floor(u: F64) -> Any:
+    import scipy.sparse
+
+    n = SPARSE_GRID
+    second = scipy.sparse.diags_array(
+        [np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], offsets=[-1, 0, 1]
+    )
+    eye = scipy.sparse.eye_array(n)
+    lap = scipy.sparse.kron(second, eye) + scipy.sparse.kron(eye, second)
+    return (lap + scipy.sparse.diags_array(np.exp(u))).tocsr()
+
+
+def _chained_floor(x: F64) -> Any:
+    import scipy.sparse
+
+    diagonal = np.zeros_like(x)
+    diagonal[:-1] += 1200 * x[:-1] ** 2 - 400 * x[1:] + 2
+    diagonal[1:] += 200
+    off = -400 * x[:-1]
+    return scipy.sparse.diags_array([off, diagonal, off], offsets=[-1, 0, 1], format="csr")
+
+
+SPARSE_CASES: dict[str, tuple[Callable[[Any], Any], Callable[[F64], Any], bool]] = {
+    f"stencil n={SPARSE_N}": (stencil_residual, _stencil_floor, False),
+    f"laplacian {SPARSE_GRID}x{SPARSE_GRID}": (laplacian_residual, _laplacian_floor, False),
+    f"chained hessian n={SPARSE_N}": (chained_objective, _chained_floor, True),
+}
+
+
+def sparse_entries(a: Any) -> dict[str, F64]:
+    """A sparse matrix as its canonical non-zero entries, comparable by ``check``."""
+    coo = a.tocsr().tocoo()
+    coo.eliminate_zeros()
+    coo.sum_duplicates()
+    order = np.lexsort((coo.col, coo.row))
+    return {
+        "rows": coo.row[order].astype(np.float64),
+        "cols": coo.col[order].astype(np.float64),
+        "data": coo.data[order].astype(np.float64),
+    }
+
+
+def _sparse_point() -> F64:
+    return np.random.default_rng(14).uniform(0.5, 1.5, SPARSE_N)
+
+
+def _w7_floor(case: str) -> Case:
+    _, floor, _ = SPARSE_CASES[case]
+    x = _sparse_point()
+    return Case(lambda: floor(x))
+
+
+def _w7_expected(case: str) -> dict[str, F64]:
+    return sparse_entries(SPARSE_CASES[case][1](_sparse_point()))
+
+
+def _w7_first(case: str) -> Case:
+    f, _, hessian = SPARSE_CASES[case]
+    make = T.sparse_hessian if hessian else T.sparse_jacobian
+    x = _sparse_point()
+    return Case(lambda: make(f)(x), _w7_expected(case))  # a new function: detects, colors
+
+
+def _w7_dense(case: str) -> Case:
+    import scipy.sparse
+
+    f, _, hessian = SPARSE_CASES[case]
+    dense = (T.hessian if hessian else T.jacfwd)(f, chunk_size=DENSE_CHUNK)
+    x = _sparse_point()
+    return Case(lambda: scipy.sparse.csr_array(dense(x)), _w7_expected(case))
+
+
+def _w7(b: Any, case: str) -> Case | None:
+    if b.name != "transforms":
+        return None  # no peer computes sparse Jacobians
+    f, _, hessian = SPARSE_CASES[case]
+    fn = (T.sparse_hessian if hessian else T.sparse_jacobian)(f)
+    x = _sparse_point()
+    return Case(lambda: fn(x), _w7_expected(case))  # after the warm-up: reuse
+
+
 WORKLOADS = {
     w.name: w
     for w in (
@@ -374,6 +490,19 @@ WORKLOADS = {
             "NumPy closed form",
             _w6_floor,
             _w6,
+        ),
+        Workload(
+            "W7",
+            "sparse Jacobians and Hessians (coloring, compressed products); floor: assembled by "
+            "hand with scipy.sparse",
+            tuple(SPARSE_CASES),
+            "hand-assembled scipy.sparse",
+            _w7_floor,
+            _w7,
+            {
+                "first": ("transforms sparse, first call (detection + coloring)", _w7_first),
+                "dense": (f"transforms dense jacfwd/hessian (chunk_size={DENSE_CHUNK})", _w7_dense),
+            },
         ),
     )
 }

@@ -66,6 +66,19 @@ def _where(arg_shapes: tuple[Shape, ...]) -> st.SearchStrategy[Params]:
     return st.lists(st.booleans(), min_size=size, max_size=size).map(lambda b: {"where": mask(b)})
 
 
+def _where_two(arg_shapes: tuple[Shape, ...]) -> st.SearchStrategy[Params]:
+    """A mask over the last axis that keeps its first two entries (a variance per group)."""
+    shape = arg_shapes[0]
+
+    def mask(bits: list[bool]) -> np.ndarray:
+        m = np.array(bits, dtype=bool).reshape(shape)
+        m[..., :2] = True
+        return m
+
+    size = int(np.prod(shape))
+    return st.lists(st.booleans(), min_size=size, max_size=size).map(lambda b: {"where": mask(b)})
+
+
 def _even_last_axis() -> st.SearchStrategy[tuple[Shape, ...]]:
     return shapes(min_dims=1, min_side=1).map(lambda s: (s[:-1] + (2 * s[-1],),))
 
@@ -130,6 +143,13 @@ SPECS: tuple[OpSpec, ...] = (
         lambda x: nn.standardize(x, epsilon=0.5, algorithm="stable"),
         DISTINCT,
         _last_axis_of_two(),
+    ),
+    _nn(
+        "standardize:where",
+        lambda x, where: nn.standardize(x, epsilon=0.5, where=where),
+        DISTINCT,
+        _last_axis_of_two(),
+        params=_where_two,
     ),
     _nn(
         "standardize:given",

@@ -21,6 +21,7 @@ from types import ModuleType
 
 import pytest
 
+import transforms.nn
 import transforms.numpy as tnp
 import transforms.scipy
 
@@ -96,6 +97,7 @@ COVERAGE: dict[str, dict[str, ModuleType]] = {
         "transforms.scipy.signal": transforms.scipy.signal,
         "transforms.scipy.integrate": transforms.scipy.integrate,
     },
+    "nn.md": {"transforms.nn": transforms.nn},
 }
 NAMESPACES = [(page, key) for page, keys in COVERAGE.items() for key in keys]
 # NumPy's own objects, re-exported as they are (no derivative to speak of): listed in prose.

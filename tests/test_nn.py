@@ -150,6 +150,14 @@ def test_standardize_is_jaxs(jax_nn: Any) -> None:
         np.asarray(jax_nn.nn.standardize(x, mean=m, variance=v, epsilon=0.1)),
         rtol=1e-14,
     )
+    where = np.array([[True, False, True, True], [True, True, False, True]])
+    for algorithm in ("fast", "stable"):
+        ours = nn.standardize(x, where=where, algorithm=algorithm)
+        theirs = jax_nn.nn.standardize(x, where=where, algorithm=algorithm)
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-13)
+    g = T.grad(lambda v: tnp.sum(nn.standardize(v, where=where) * x))(x)
+    jg = jax_nn.grad(lambda v: jax_nn.numpy.sum(jax_nn.nn.standardize(v, where=where) * x))(x)
+    np.testing.assert_allclose(g, np.asarray(jg), rtol=1e-10)
     with pytest.raises(ValueError, match="standardize: unknown algorithm 'exact'"):
         nn.standardize(x, algorithm="exact")
 

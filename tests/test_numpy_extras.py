@@ -282,3 +282,27 @@ def test_geomspace_and_interp_errors_are_numpys() -> None:
         tnp.convolve(A, V, "wide")
     with pytest.raises(ValueError, match="bins must be monotonically"):
         tnp.digitize(X, np.array([1.0, 0.0, 2.0]))
+
+
+def test_raw_numpy_on_traced_values_dispatches_to_the_extras() -> None:
+    assert float(T.grad(lambda x: np.interp(x, XP, FP))(1.5)) == -1.0
+    g = T.grad(lambda a: np.sum(np.convolve(a, np.array([1.0, 2.0]))))(np.ones(3))
+    np.testing.assert_array_equal(g, [3.0, 3.0, 3.0])
+    g = T.grad(lambda a: np.sum(np.array([5.0, 6.0, 7.0]) % a))(np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(g, [-5.0, -3.0, -1.0])  # -floor(c / a)
+    g = T.grad(lambda m: np.sum(np.cov(m)))(M)
+    np.testing.assert_allclose(g, T.grad(lambda m: tnp.sum(tnp.cov(m)))(M))
+
+
+def test_einsum_optimize_and_nan_to_num_keywords_differentiate() -> None:
+    def f(m: Any) -> Any:
+        return tnp.einsum("ij,jk,kl->", m, m, m, optimize="optimal")
+
+    # d/dm sum(m m m) = sum over the three positions of the other two factors' products
+    ones = np.ones((3, 3))
+    m = M[:, :3].T @ M[:, :3] / 10
+    expected = ones @ (m @ m).T + m.T @ ones @ m.T + (m @ m).T @ ones
+    np.testing.assert_allclose(T.grad(f)(m), expected, rtol=1e-13)
+    x = np.array([np.nan, np.inf, -np.inf, 1.5])
+    g = T.grad(lambda x: tnp.sum(tnp.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0) ** 2))(x)
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, 3.0])

@@ -154,6 +154,27 @@ def test_cauchy_distribution_function_is_accurate_in_the_lower_tail() -> None:
     np.testing.assert_allclose(tss.cauchy.logsf(-z), np.log(np.arctan(-1 / z) / math.pi))
 
 
+def test_log_distribution_functions_near_one_keep_the_complement() -> None:
+    """``logcdf`` where ``cdf`` rounds to 1 is ``log1p(-sf)`` (``-sf`` to first order), not
+    ``log(1.0) == 0`` (SciPy's generic ``log(cdf)``); likewise ``logsf``."""
+    cases = [
+        (tss.gamma.logcdf(40.0, 2.0), -ss.gamma.sf(40.0, 2.0)),
+        (tss.poisson.logcdf(30.0, 2.0), -ss.poisson.sf(30.0, 2.0)),
+        (tss.beta.logsf(1e-9, 2.0, 3.0), -ss.beta.cdf(1e-9, 2.0, 3.0)),
+        (tss.t.logsf(-1e5, 3.0), -ss.t.cdf(-1e5, 3.0)),
+        (tss.expon.logcdf(50.0), -math.exp(-50.0)),
+        (tss.binom.logcdf(19.0, 40, 0.01), -ss.binom.sf(19.0, 40, 0.01)),
+    ]
+    for actual, expected in cases:
+        np.testing.assert_allclose(actual, expected, rtol=1e-9)
+    # the derivative is the same either way: pdf / cdf
+    np.testing.assert_allclose(
+        T.grad(tss.gamma.logcdf)(40.0, 2.0),
+        ss.gamma.pdf(40.0, 2.0) / ss.gamma.cdf(40.0, 2.0),
+        rtol=1e-12,
+    )
+
+
 def test_laplace_and_expon_log_tails_do_not_underflow() -> None:
     """Far in the tail, where ``log(sf)`` (SciPy's generic ``logsf``) is ``-inf``: the
     closed forms ``-log(2) - z`` and ``-z``."""

@@ -13,6 +13,7 @@ from . import numpy as numpy
 from . import tree_util as tree_util
 from .compose import Program as Program
 from .compose import Pullback as Pullback
+from .compose import SparseMatrix as SparseMatrix
 from .compose import check_grads as check_grads
 from .compose import checkpoint as checkpoint
 from .compose import custom_jvp as custom_jvp
@@ -21,12 +22,16 @@ from .compose import custom_root as custom_root
 from .compose import custom_vjp as custom_vjp
 from .compose import grad as grad
 from .compose import hessian as hessian
+from .compose import hessian_sparsity as hessian_sparsity
 from .compose import hvp as hvp
 from .compose import jacfwd as jacfwd
+from .compose import jacobian_sparsity as jacobian_sparsity
 from .compose import jacrev as jacrev
 from .compose import jvp as jvp
 from .compose import linearize as linearize
 from .compose import make_trace as make_trace
+from .compose import sparse_hessian as sparse_hessian
+from .compose import sparse_jacobian as sparse_jacobian
 from .compose import stop_gradient as stop_gradient
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
@@ -64,8 +69,10 @@ __all__ = [
     "flatten_util",
     "grad",
     "hessian",
+    "hessian_sparsity",
     "hvp",
     "jacfwd",
+    "jacobian_sparsity",
     "jacrev",
     "jvp",
     "linearize",
@@ -76,6 +83,9 @@ __all__ = [
     "Primitive",
     "Program",
     "Pullback",
+    "SparseMatrix",
+    "sparse_hessian",
+    "sparse_jacobian",
     "stop_gradient",
     "TraceMixError",
     "TracerBoolConversionError",

@@ -10,6 +10,7 @@ from typing import assert_type
 
 import numpy as np
 import numpy.typing as npt
+import scipy.sparse
 
 import transforms as T
 import transforms.numpy as tnp
@@ -85,3 +86,11 @@ def mlp_loss(params: dict[str, Array], x: Array) -> Array:
 
 params: dict[str, Array] = {"w": np.ones(3), "b": np.zeros(())}
 assert_type(T.grad(mlp_loss)(params, x), dict[str, Array])
+
+# sparse Jacobians and Hessians keep the parameters: SciPy's csr_array, or a SparseMatrix
+# (traced non-zeros) under an outer transform
+assert_type(T.jacobian_sparsity(loss)(w, x), scipy.sparse.csr_array)
+assert_type(T.hessian_sparsity(loss)(w, x), scipy.sparse.csr_array)
+assert_type(T.sparse_jacobian(loss)(w, x), scipy.sparse.csr_array | T.SparseMatrix)
+assert_type(T.sparse_hessian(loss, argnums=1)(w, x), scipy.sparse.csr_array | T.SparseMatrix)
+T.sparse_jacobian(loss)(w, x, 3)  # type: ignore[call-arg]

@@ -19,6 +19,11 @@ from ._jacobian import jacrev as jacrev
 from ._linearize import linearize as linearize
 from ._make_trace import Program as Program
 from ._make_trace import make_trace as make_trace
+from ._sparse import SparseMatrix as SparseMatrix
+from ._sparse import hessian_sparsity as hessian_sparsity
+from ._sparse import jacobian_sparsity as jacobian_sparsity
+from ._sparse import sparse_hessian as sparse_hessian
+from ._sparse import sparse_jacobian as sparse_jacobian
 from ._vmap import vmap as vmap
 
 __all__ = [
@@ -30,14 +35,19 @@ __all__ = [
     "custom_vjp",
     "grad",
     "hessian",
+    "hessian_sparsity",
     "hvp",
     "jacfwd",
+    "jacobian_sparsity",
     "jacrev",
     "jvp",
     "linearize",
     "make_trace",
     "Program",
     "Pullback",
+    "SparseMatrix",
+    "sparse_hessian",
+    "sparse_jacobian",
     "stop_gradient",
     "value_and_grad",
     "vjp",

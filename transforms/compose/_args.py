@@ -136,7 +136,7 @@ def as_input(x: Any, transform: str, where: str) -> Any:
     if not isinstance(x, (Tracer, np.ndarray, np.generic, int, float, complex)):
         if not isinstance(x, (list, tuple)) and np.asarray(x).dtype == object:
             raise TypeError(
-                f"{transform}: {where} is a {type(x).__name__}, which is neither an array nor "
+                f"{transform}: {where} is a {type(x).__name__} instance, neither an array nor "
                 "a pytree node. Register its class: transforms.tree_util.register_dataclass("
                 f"{type(x).__name__}, data_fields=[...], meta_fields=[...]) for a dataclass "
                 "(usable as a decorator), or transforms.tree_util.register_pytree_node("

@@ -24,6 +24,7 @@ from transforms.core import Primitive, Trace, Tracer, new_trace
 from transforms.core.tree_util import tree_map
 from transforms.forward import defjvp_joint
 from transforms.reverse import defvjp_argnum
+from transforms.sparsity import defsparsity_inline
 
 from ._core_transforms import jvp_flat, vjp_flat
 from ._vmap import vmap
@@ -132,6 +133,7 @@ def _checkpoint_impl(*args: Any, fun: Callable[..., Any]) -> Any:
 
 
 checkpoint_call_p: Primitive[Any] = Primitive("checkpoint_call", _checkpoint_impl)
+defsparsity_inline(checkpoint_call_p)
 
 
 def _of_some(fun: Any, args: Sequence[Any], positions: Sequence[int]) -> Callable[..., Any]:

@@ -35,6 +35,7 @@ from transforms.forward import defjvp_joint
 from transforms.numpy import zeros_like
 from transforms.numpy._elementwise import stop_gradient_p
 from transforms.reverse import defvjp_argnum
+from transforms.sparsity import defsparsity_inline
 
 from ._core_transforms import vjp_flat
 from ._vmap import vmap
@@ -160,6 +161,7 @@ def _custom_jvp_batch(values: Any, dims: Any, *, fun: Any, jvp: Any, name: str) 
 defjvp_joint(custom_jvp_call_p, _custom_jvp_rule)
 defvjp_argnum(custom_jvp_call_p, _custom_jvp_vjp)
 defbatch(custom_jvp_call_p, _custom_jvp_batch)
+defsparsity_inline(custom_jvp_call_p)  # the primal function's pattern
 
 
 class custom_jvp(Generic[P, R]):
@@ -357,6 +359,7 @@ def _custom_vjp_batch(
 defjvp_joint(custom_vjp_call_p, _custom_vjp_jvp)
 defvjp_argnum(custom_vjp_call_p, _custom_vjp_maker)
 defbatch(custom_vjp_call_p, _custom_vjp_batch)
+defsparsity_inline(custom_vjp_call_p)
 
 
 class custom_vjp(Generic[P, R]):

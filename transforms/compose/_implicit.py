@@ -31,6 +31,7 @@ from transforms.core import Primitive, Tracer, concrete, current_traces
 from transforms.forward import defjvp
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity, dense_linear_rule
 
 from ._core_transforms import jvp_flat, vjp_flat
 
@@ -77,6 +78,7 @@ def _solve_batch(
 defjvp(implicit_solve_p, _solve_jvp)
 defvjp(implicit_solve_p, _solve_vjp)
 defbatch(implicit_solve_p, _solve_batch)
+defsparsity(implicit_solve_p, dense_linear_rule)  # the operator is known only as a solve
 
 
 def _plain(value: Any, name: str, what: str) -> Any:

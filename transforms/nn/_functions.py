@@ -209,23 +209,25 @@ def standardize(
     mean: ArrayLike | None = None,
     variance: ArrayLike | None = None,
     epsilon: ArrayLike = 1e-5,
+    where: ArrayLike | None = None,
     *,
     algorithm: str = "fast",
 ) -> Array:
     """``jax.nn.standardize``: ``(x - mean) / sqrt(variance + epsilon)`` over ``axis``.
 
-    ``mean`` and ``variance`` default to ``x``'s along ``axis``; the variance by JAX's
-    ``algorithm``: ``"fast"`` is ``mean(x**2) - mean(x)**2`` clipped at 0, ``"stable"`` the
-    two-pass ``mean((x - mean)**2)``. (JAX's ``where`` mask is not supported.)
+    ``mean`` and ``variance`` default to ``x``'s along ``axis`` (over the entries where
+    ``where`` is True, if given), the variance by JAX's ``algorithm``: ``"fast"`` is
+    ``mean(x**2) - mean(x)**2`` clipped at 0, ``"stable"`` the two-pass
+    ``mean((x - mean)**2)``.
     """
     x = tnp.asarray(x)
     if mean is None:
-        mean = tnp.mean(x, axis, keepdims=True)
+        mean = _mean(x, axis, where)
     if variance is None:
         if algorithm == "stable":
-            variance = tnp.mean(tnp.square(x - mean), axis, keepdims=True)
+            variance = _mean(tnp.square(x - mean), axis, where)
         elif algorithm == "fast":
-            variance = tnp.mean(tnp.square(x), axis, keepdims=True) - tnp.square(mean)
+            variance = _mean(tnp.square(x), axis, where) - tnp.square(mean)
             variance = tnp.maximum(variance, 0.0)  # the fast formula can round below 0
         else:
             raise ValueError(
@@ -233,6 +235,15 @@ def standardize(
                 "or 'stable'"
             )
     return (x - mean) / tnp.sqrt(tnp.add(variance, epsilon))
+
+
+def _mean(v: Array, axis: Axis, where: ArrayLike | None) -> Array:
+    """The mean along ``axis`` (kept), over the entries where ``where`` is True."""
+    if where is None:
+        return tnp.mean(v, axis, keepdims=True)
+    total = tnp.sum(tnp.where(where, v, 0.0), axis, keepdims=True)
+    count = tnp.sum(tnp.broadcast_to(where, v.shape), axis, keepdims=True)
+    return total / tnp.astype(count, v.dtype)
 
 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Array:

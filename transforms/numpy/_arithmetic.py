@@ -22,6 +22,8 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity, multiply_rule
+from transforms.sparsity import elementwise_rule as sparsity_elementwise
 
 from ._batching import elementwise_rule
 from ._define import dtype_of, shape_of
@@ -107,6 +109,7 @@ def _same(ct: Any) -> Any:
 
 
 add_p = Primitive("add", np.add)
+defsparsity(add_p, sparsity_elementwise())
 defjvp(add_p, lambda t, ans, x, y: to_output(t, ans), lambda t, ans, x, y: to_output(t, ans))
 defvjp(
     add_p,
@@ -115,6 +118,7 @@ defvjp(
 )
 
 subtract_p = Primitive("subtract", np.subtract)
+defsparsity(subtract_p, sparsity_elementwise())
 defjvp(subtract_p, lambda t, ans, x, y: to_output(t, ans), lambda t, ans, x, y: to_output(-t, ans))
 defvjp(
     subtract_p,
@@ -123,6 +127,7 @@ defvjp(
 )
 
 multiply_p = Primitive("multiply", np.multiply)
+defsparsity(multiply_p, multiply_rule)
 defjvp(
     multiply_p,
     lambda t, ans, x, y: to_output(t * y, ans),
@@ -135,6 +140,7 @@ defvjp(
 )
 
 divide_p = Primitive("divide", np.true_divide)
+defsparsity(divide_p, sparsity_elementwise(((0, 1), (1, 1))))
 defjvp(
     divide_p,
     lambda t, ans, x, y: to_output(t / y, ans),
@@ -172,6 +178,7 @@ def _dpower_dy(ans: Any, x: Any, y: Any) -> Any:
 
 
 power_p = Primitive("power", np.power)
+defsparsity(power_p, sparsity_elementwise(((0, 0), (0, 1), (1, 1))))
 defjvp(
     power_p,
     lambda t, ans, x, y: to_output(_times(t, _dpower_dx(ans, x, y)), ans),
@@ -197,6 +204,7 @@ defvjp(power_p, _power_vjp_x, _power_vjp_y)
 
 negative_p = Primitive("negative", np.negative)
 defbatch(negative_p, elementwise_rule(negative_p))
+defsparsity(negative_p, sparsity_elementwise())
 defjvp(negative_p, lambda t, ans, x: -t)
 defvjp(negative_p, lambda ans, x: lambda ct: -ct)
 
@@ -211,6 +219,7 @@ def _choice_weights(ans: Any, x: Any, y: Any, pick: Any) -> tuple[Any, Any]:
 
 def _choice(name: str, impl: Any, pick: Any) -> Primitive:
     primitive = Primitive(name, impl)
+    defsparsity(primitive, sparsity_elementwise())  # piecewise linear
 
     def jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
         return to_output(t * _choice_weights(ans, x, y, pick)[0], ans)

@@ -29,6 +29,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity, index_rule
 
 from . import _batching
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
@@ -256,6 +257,7 @@ def _split_impl(x: Any, bounds: tuple[tuple[int, int], ...], axis: int) -> tuple
 
 
 split_p = Primitive("split", _split_impl, multiple_results=True)
+defsparsity(split_p, index_rule(split_p))
 defjvp(split_p, lambda t, ans, x, bounds, axis: split_p.bind(t, bounds=bounds, axis=axis))
 
 

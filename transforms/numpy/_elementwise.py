@@ -27,6 +27,8 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, concrete, unary_function
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity
+from transforms.sparsity import elementwise_rule as sparsity_elementwise
 
 from ._batching import elementwise_rule
 from ._define import dtype_of, is_traced
@@ -176,16 +178,19 @@ stop_gradient_p, stop_gradient = unary(
 # and that of ``imag`` is ``-1j * ct``; ``conj`` is its own transpose.
 conjugate_p = Primitive("conjugate", np.conjugate)
 defbatch(conjugate_p, elementwise_rule(conjugate_p))
+defsparsity(conjugate_p, sparsity_elementwise())
 defjvp(conjugate_p, lambda t, ans, x: conjugate(t))
 defvjp(conjugate_p, lambda ans, x: conjugate)
 
 real_p = Primitive("real", np.real)
 defbatch(real_p, elementwise_rule(real_p))
+defsparsity(real_p, sparsity_elementwise())
 defjvp(real_p, lambda t, ans, x: real(t))
 defvjp(real_p, lambda ans, x: lambda ct: ct + 0j)
 
 imag_p = Primitive("imag", np.imag)
 defbatch(imag_p, elementwise_rule(imag_p))
+defsparsity(imag_p, sparsity_elementwise())
 defjvp(imag_p, lambda t, ans, x: imag(t))
 defvjp(imag_p, lambda ans, x: lambda ct: ct * -1j)
 
@@ -226,6 +231,15 @@ def _abs_derivative(ans: Any, x: Any) -> Any:
 
 abs_p = Primitive("abs", np.abs)
 defbatch(abs_p, elementwise_rule(abs_p))
+
+
+def _abs_sparsity(ans: Any, values: Any, patterns: Any) -> Any:
+    """Piecewise linear for real values (no second derivative), nonlinear for complex ones."""
+    pairs = ((0, 0),) if is_complex(values[0]) else ()
+    return sparsity_elementwise(pairs)(ans, values, patterns)
+
+
+defsparsity(abs_p, _abs_sparsity)
 defjvp(abs_p, lambda t, ans, x: real(t * _abs_derivative(ans, x)))
 
 
@@ -250,6 +264,7 @@ nan_to_num_p = Primitive(
     lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
 )
 defbatch(nan_to_num_p, elementwise_rule(nan_to_num_p))
+defsparsity(nan_to_num_p, sparsity_elementwise())
 
 
 def _finite(x: Any) -> Any:

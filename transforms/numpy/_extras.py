@@ -325,7 +325,7 @@ def interp(
     n = shape_of(xp)[0]
     if n == 1:
         i: Any = np.zeros(shape_of(x), np.intp)
-        f: Any = _shape.broadcast_to(_indexing.getitem(fp, i), shape_of(x))
+        f: Array = _shape.broadcast_to(_indexing.getitem(fp, i), shape_of(x))
     else:
         i = _arithmetic.clip(_nondiff.searchsorted(xp, x, side="right"), 1, n - 1)
         x0, x1 = _indexing.getitem(xp, i - 1), _indexing.getitem(xp, i)
@@ -338,7 +338,7 @@ def interp(
         below = _indexing.getitem(fp, 0) if left is None else left
         above = _indexing.getitem(fp, -1) if right is None else right
         f = _shape.where(x < first, below, _shape.where(x > last, above, f))
-    return f  # type: ignore[no-any-return]
+    return f
 
 
 def polyval(p: ArrayLike, x: ArrayLike) -> Array:
@@ -346,10 +346,10 @@ def polyval(p: ArrayLike, x: ArrayLike) -> Array:
     ``x``: Horner's scheme."""
     coefficients: Any = _operand(p)
     x = _operand(x)
-    y: Any = _shape.zeros_like(x)
+    y: Array = _shape.zeros_like(x)
     for coefficient in coefficients:
         y = y * x + coefficient
-    return y  # type: ignore[no-any-return]
+    return y
 
 
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:
@@ -374,7 +374,7 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: i
 
 
 # ---- signals: windows gathered and contracted --------------------------------------------
-def _full_convolution(a: Any, v: Any) -> Any:
+def _full_convolution(a: Any, v: Any) -> Array:
     """``numpy.convolve(a, v, "full")``: every window of ``a`` padded by ``len(v) - 1`` zeros
     each side, contracted with ``v`` reversed."""
     m = shape_of(v)[0]
@@ -395,7 +395,7 @@ def _signals(name: str, a: Any, v: Any) -> tuple[Any, Any]:
     return a, v
 
 
-def _mode_slice(full: Any, n: int, m: int, mode: str) -> Any:
+def _mode_slice(full: Array, n: int, m: int, mode: str) -> Array:
     if mode == "full":
         return full
     if mode == "same":
@@ -412,7 +412,7 @@ def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full") -> Array:
     a, v = _signals("convolve", a, v)
     n, m = shape_of(a)[0], shape_of(v)[0]
     full = _full_convolution(a, v) if n >= m else _full_convolution(v, a)
-    return _mode_slice(full, n, m, mode)  # type: ignore[no-any-return]
+    return _mode_slice(full, n, m, mode)
 
 
 def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
@@ -422,7 +422,7 @@ def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
     n, m = shape_of(a)[0], shape_of(v)[0]
     if n >= m:
         full = _full_convolution(a, _construct.flip(_elementwise.conj(v)))
-        return _mode_slice(full, n, m, mode)  # type: ignore[no-any-return]
+        return _mode_slice(full, n, m, mode)
     # NumPy correlates the longer signal with the shorter and reverses: the same numbers
     full = _full_convolution(_elementwise.conj(v), _construct.flip(a))
     return _construct.flip(_mode_slice(full, n, m, mode))

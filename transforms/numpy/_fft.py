@@ -33,6 +33,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import axes_rule, defsparsity, index_rule
 
 from . import _elementwise, _indexing, _shape
 from ._define import dtype_of, reject_out, shape_of
@@ -161,6 +162,7 @@ def _fftn_impl(x: Any, *, axes: Axes, norm: NormName, inverse: bool) -> Any:
 
 
 fftn_p = Primitive("fftn", _fftn_impl)
+defsparsity(fftn_p, axes_rule)
 defjvp(
     fftn_p,
     lambda t, ans, x, axes, norm, inverse: fftn_p.bind(t, axes=axes, norm=norm, inverse=inverse),
@@ -225,6 +227,8 @@ def _irfftn_impl(z: Any, *, axes: Axes, n: int, norm: NormName) -> Any:
 
 rfftn_p = Primitive("rfftn", lambda x, axes, norm: np.fft.rfftn(x, axes=axes, norm=norm))
 irfftn_p = Primitive("irfftn", _irfftn_impl)
+defsparsity(rfftn_p, axes_rule)
+defsparsity(irfftn_p, axes_rule)
 defjvp(rfftn_p, lambda t, ans, x, axes, norm: rfftn_p.bind(t, axes=axes, norm=norm))
 defjvp(irfftn_p, lambda t, ans, z, axes, n, norm: irfftn_p.bind(t, axes=axes, n=n, norm=norm))
 
@@ -279,6 +283,7 @@ def _fftshift_impl(x: Any, *, axes: Axes, inverse: bool) -> Any:
 
 
 fftshift_p = Primitive("fftshift", _fftshift_impl)
+defsparsity(fftshift_p, index_rule(fftshift_p))
 defjvp(
     fftshift_p,
     lambda t, ans, x, axes, inverse: fftshift_p.bind(t, axes=axes, inverse=inverse),

@@ -24,6 +24,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
+from transforms.sparsity import defsparsity, index_rule, scatter_rule
 
 from . import _batching, _shape
 from ._define import dtype_of, shape_of
@@ -169,6 +170,8 @@ def _untake_batch(values: Any, dims: Any, *, index: Any, shape: tuple[int, ...])
 
 defbatch(getitem_p, _getitem_batch)
 defbatch(untake_p, _untake_batch)
+defsparsity(getitem_p, index_rule(getitem_p))
+defsparsity(untake_p, scatter_rule(lambda numbers, index, shape: numbers[index]))
 
 
 def _plain_index(index: Any) -> Any:
@@ -367,6 +370,13 @@ def _scatter_add_batch(
 
 defbatch(gather_p, _gather_batch)
 defbatch(scatter_add_p, _scatter_add_batch)
+defsparsity(gather_p, index_rule(gather_p, data=(0,)))
+defsparsity(
+    scatter_add_p,
+    scatter_rule(lambda numbers, *arrays, index, shape: _gather_impl(
+        numbers, *arrays, index=index
+    )),
+)
 
 
 # ---- functional index update: tnp.at(x)[idx].set(v) / .add(v) / .multiply(v) ---------------
@@ -438,6 +448,7 @@ def _index_set_batch(values: Any, dims: Any, *, index: Any) -> tuple[Any, int]:
 defjvp_joint(index_set_p, _index_set_jvp)
 defvjp_argnum(index_set_p, _index_set_vjp)
 defbatch(index_set_p, _index_set_batch)
+defsparsity(index_set_p, index_rule(index_set_p, data=(0, 1)))
 
 
 class _IndexRef:

@@ -30,6 +30,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, NoRuleError, Primitive, unary_function
 from transforms.forward import defjvp
 from transforms.reverse import Pullback, defvjp
+from transforms.sparsity import defsparsity, partials_rule
 
 from ._batching import elementwise_rule
 from ._define import nondifferentiable
@@ -104,6 +105,7 @@ def unary(
             return lambda ct: ct * dx
 
         defvjp(primitive, maker)
+    defsparsity(primitive, None if derivative is None else partials_rule((derivative,)))
     defbatch(primitive, elementwise_rule(primitive))
     public = unary_function(
         primitive, _as_operand, name, doc or f"Differentiable ``{name}`` (elementwise)."
@@ -151,9 +153,19 @@ def elementwise(
             vjps.append(_partial_vjp(d, argnum))
     defjvp(primitive, *jvps)
     defvjp(primitive, *vjps)
+    partials: list[Derivative | None] = [
+        _unknown if isinstance(d, _NoDerivative) else d for d in derivatives
+    ]
+    defsparsity(primitive, partials_rule(partials))
     return primitive, elementwise_function(
         primitive, doc or f"Differentiable ``{name}`` (elementwise)."
     )
+
+
+def _unknown(ans: Any, *args: Any, **params: Any) -> Any:
+    """For sparsity detection, a partial derivative that is not available varies with every
+    argument (``ans`` does): every second derivative may be non-zero."""
+    return ans
 
 
 def _partial_jvp(d: Derivative) -> Any:

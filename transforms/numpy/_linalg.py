@@ -67,6 +67,7 @@ from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
 from transforms.core.tree_util import register_pytree_node
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
+from transforms.sparsity import defsparsity, dense_rule
 
 from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
 from ._batching import elementwise_rule, to_front
@@ -262,6 +263,7 @@ def _inv_vjp(ans: Any, a: Any, nan_if_singular: bool) -> Callable[[Any], Any]:
 
 defvjp(inv_p, _inv_vjp)
 defbatch(inv_p, _front_rule(inv_p))
+defsparsity(inv_p, dense_rule)
 
 
 def inv(a: ArrayLike) -> Array:
@@ -461,6 +463,7 @@ def _cofactor_vjp(argnum: int, ans: Any, a: Any, *es: Any) -> Callable[[Any], An
 defjvp_joint(cofactor_p, _cofactor_jvp)
 defvjp_argnum(cofactor_p, _cofactor_vjp)
 defbatch(cofactor_p, elementwise_rule(cofactor_p))  # batch axes in front, like a gufunc
+defsparsity(cofactor_p, dense_rule)
 
 
 def _cofactor(a: Any, det_a: Any) -> Any:
@@ -483,6 +486,7 @@ def _det_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
 
 defvjp(det_p, _det_vjp)
 defbatch(det_p, _front_rule(det_p))
+defsparsity(det_p, dense_rule)
 
 
 def det(a: ArrayLike) -> Array:
@@ -544,6 +548,7 @@ def _slogdet_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
 defjvp(slogdet_p, _slogdet_jvp)
 defvjp(slogdet_p, _slogdet_vjp)
 defbatch(slogdet_p, _front_rule(slogdet_p))
+defsparsity(slogdet_p, dense_rule)
 
 
 def slogdet(a: ArrayLike) -> SlogdetResult:
@@ -580,6 +585,7 @@ def _solve_vjp_b(ans: Any, a: Any, b: Any) -> Callable[[Any], Any]:
 
 defvjp(solve_p, _solve_vjp_a, _solve_vjp_b)
 defbatch(solve_p, elementwise_rule(solve_p))  # batch axes in front, ranks aligned: a gufunc
+defsparsity(solve_p, dense_rule)
 
 
 def _solve(a: Any, b: Any) -> Array:
@@ -646,6 +652,7 @@ pinv_p = Primitive("pinv", _pinv_impl)
 defjvp(pinv_p, _pinv_jvp)
 defvjp(pinv_p, _pinv_vjp)
 defbatch(pinv_p, _front_rule(pinv_p))
+defsparsity(pinv_p, dense_rule)
 
 
 def pinv(a: ArrayLike, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Array:
@@ -752,6 +759,7 @@ cholesky_p = Primitive("cholesky", np.linalg.cholesky)
 defjvp(cholesky_p, _cholesky_jvp)
 defvjp(cholesky_p, _cholesky_vjp)
 defbatch(cholesky_p, _front_rule(cholesky_p))
+defsparsity(cholesky_p, dense_rule)
 
 
 def cholesky(a: ArrayLike, /, *, upper: bool = False) -> Array:
@@ -833,6 +841,7 @@ qr_p = Primitive("qr", lambda a: tuple(np.linalg.qr(a, mode="reduced")), multipl
 defjvp(qr_p, _qr_jvp)
 defvjp(qr_p, _qr_vjp)
 defbatch(qr_p, _front_rule(qr_p))
+defsparsity(qr_p, dense_rule)
 
 
 @overload
@@ -904,6 +913,7 @@ eigh_p = Primitive(
 defjvp(eigh_p, _eigh_jvp)
 defvjp(eigh_p, _eigh_vjp)
 defbatch(eigh_p, _front_rule(eigh_p))
+defsparsity(eigh_p, dense_rule)
 
 
 def eigh(a: ArrayLike, UPLO: str = "L") -> EighResult:
@@ -937,6 +947,7 @@ eigvalsh_p = Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UP
 defjvp(eigvalsh_p, _eigvalsh_jvp)
 defvjp(eigvalsh_p, _eigvalsh_vjp)
 defbatch(eigvalsh_p, _front_rule(eigvalsh_p))
+defsparsity(eigvalsh_p, dense_rule)
 
 
 def eigvalsh(a: ArrayLike, UPLO: str = "L") -> Array:
@@ -984,6 +995,7 @@ eig_p = Primitive("eig", lambda a: tuple(np.linalg.eig(a)), multiple_results=Tru
 defjvp(eig_p, _eig_jvp)
 defvjp(eig_p, _eig_vjp)
 defbatch(eig_p, _front_rule(eig_p))
+defsparsity(eig_p, dense_rule)
 
 
 def eig(a: ArrayLike) -> EigResult:
@@ -1072,6 +1084,7 @@ svd_p = Primitive(
 defjvp(svd_p, _svd_jvp)
 defvjp(svd_p, _svd_vjp)
 defbatch(svd_p, _front_rule(svd_p))
+defsparsity(svd_p, dense_rule)
 
 
 # ds = Re(diag(U^H dA V)) = Re(sum(conj(U) * (dA V), axis=-2)); transposed: conj(U) diag(ct) V^T.
@@ -1092,6 +1105,7 @@ svdvals_p = Primitive(
 defjvp(svdvals_p, _svdvals_jvp)
 defvjp(svdvals_p, _svdvals_vjp)
 defbatch(svdvals_p, _front_rule(svdvals_p))
+defsparsity(svdvals_p, dense_rule)
 
 
 @overload
@@ -1416,3 +1430,4 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
 def tensordot(x1: ArrayLike, x2: ArrayLike, /, *, axes: Any = 2) -> Array:
     """Differentiable ``numpy.linalg.tensordot`` (``tnp.tensordot``)."""
     return _products.tensordot(x1, x2, axes)
+

@@ -21,6 +21,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity, matmul_rule
 
 from . import _elementwise, _indexing, _reductions, _shape
 from ._arithmetic import multiply
@@ -122,6 +123,7 @@ def _matmul_batch(values: Any, dims: Any) -> tuple[Any, int]:
 
 
 defbatch(matmul_p, _matmul_batch)
+defsparsity(matmul_p, matmul_rule)
 
 
 def matmul(x1: ArrayLike, x2: ArrayLike) -> Array:

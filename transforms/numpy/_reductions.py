@@ -28,6 +28,8 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, concrete
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity
+from transforms.sparsity import reduction_rule as sparsity_reduction
 
 from . import _arithmetic, _elementwise, _indexing, _nondiff, _shape
 from ._batching import reduction_rule, to_front
@@ -79,6 +81,7 @@ sum_p = Primitive("sum", lambda x, axes, keepdims: np.sum(x, axis=axes, keepdims
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
 defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, shape_of(x), axes, keepdims))
 defbatch(sum_p, reduction_rule(sum_p))
+defsparsity(sum_p, sparsity_reduction(False))
 
 
 def sum(
@@ -154,6 +157,7 @@ def _prod_vjp(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 
 defvjp(prod_p, _prod_vjp)
 defbatch(prod_p, reduction_rule(prod_p))
+defsparsity(prod_p, sparsity_reduction(True))
 
 
 def prod(
@@ -199,6 +203,7 @@ def _extremum(name: str, impl: Any) -> Primitive:
 
     defvjp(primitive, maker)
     defbatch(primitive, reduction_rule(primitive))
+    defsparsity(primitive, sparsity_reduction(False))  # piecewise linear
     return primitive
 
 
@@ -279,6 +284,7 @@ def _median_vjp(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 
 defvjp(median_p, _median_vjp)
 defbatch(median_p, reduction_rule(median_p))
+defsparsity(median_p, sparsity_reduction(False))  # piecewise linear
 
 
 def median(

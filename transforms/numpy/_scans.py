@@ -22,6 +22,7 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
+from transforms.sparsity import defsparsity, scan_rule
 
 from . import _indexing, _shape
 from ._batching import to_front
@@ -73,6 +74,7 @@ defvjp(
     lambda ans, x, axis: lambda ct: _reverse(cumsum_p.bind(_reverse(ct, axis), axis=axis), axis),
 )
 defbatch(cumsum_p, _scan_batch(cumsum_p))
+defsparsity(cumsum_p, scan_rule(False))
 
 
 def cumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
@@ -148,6 +150,7 @@ cumprod_p = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis))
 defjvp(cumprod_p, _cumprod_jvp)
 defvjp(cumprod_p, _cumprod_vjp)
 defbatch(cumprod_p, _scan_batch(cumprod_p))
+defsparsity(cumprod_p, scan_rule(True))
 
 
 def cumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:

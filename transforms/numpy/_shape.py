@@ -18,6 +18,8 @@ from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
+from transforms.sparsity import defsparsity, index_rule
+from transforms.sparsity import elementwise_rule as sparsity_elementwise
 
 from . import _batching
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
@@ -75,6 +77,7 @@ def _reshape_batch(
 
 
 defbatch(reshape_p, _reshape_batch)
+defsparsity(reshape_p, index_rule(reshape_p))
 
 
 def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C") -> Array:
@@ -96,6 +99,7 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 transpose_p = Primitive("transpose", lambda x, axes: np.transpose(x, axes))
+defsparsity(transpose_p, index_rule(transpose_p))
 defjvp(transpose_p, lambda t, ans, x, axes: transpose_p.bind(t, axes=axes))
 defvjp(
     transpose_p,
@@ -155,6 +159,7 @@ def _broadcast_to_batch(
 
 
 defbatch(broadcast_to_p, _broadcast_to_batch)
+defsparsity(broadcast_to_p, index_rule(broadcast_to_p))
 
 
 def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Array:
@@ -214,6 +219,7 @@ def _fill_zeros(tangents: Sequence[Any], args: Sequence[Any]) -> list[Any]:
 
 
 stack_p = Primitive("stack", lambda *xs, axis: np.stack(xs, axis))
+defsparsity(stack_p, index_rule(stack_p))
 defjvp_joint(stack_p, lambda ts, ans, *xs, axis: stack_p.bind(*_fill_zeros(ts, xs), axis=axis))
 
 
@@ -255,6 +261,7 @@ def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Array:
 
 
 concatenate_p = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis))
+defsparsity(concatenate_p, index_rule(concatenate_p))
 defjvp_joint(
     concatenate_p,
     lambda ts, ans, *xs, axis: concatenate_p.bind(*_fill_zeros(ts, xs), axis=axis),
@@ -316,6 +323,7 @@ def asarray(a: Any, dtype: Any = None) -> Array:
 
 # ---- dtype conversion ---------------------------------------------------------------------
 astype_p = Primitive("astype", lambda x, dtype: np.asarray(x).astype(dtype))
+defsparsity(astype_p, sparsity_elementwise())
 defjvp(astype_p, lambda t, ans, x, dtype: astype_p.bind(t, dtype=dtype))
 
 
@@ -402,6 +410,7 @@ def to_operand(ct: Any, operand: Any) -> Any:
 # ---- where: the condition is a parameter-like operand with no derivative ------------------
 where_p = Primitive("where", np.where)
 defbatch(where_p, _batching.elementwise_rule(where_p))
+defsparsity(where_p, sparsity_elementwise(zero=(0,)))  # both branches: a union
 defjvp(
     where_p,
     None,

@@ -14,6 +14,7 @@ values, which carry no derivative), no selection is made at all.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -67,11 +68,19 @@ def select(cond: Any, value: Any, fill: float) -> Array:
     return tnp.asarray(value) if shape == shape_of(value) else tnp.broadcast_to(value, shape)
 
 
-def log_probability(p: Any) -> Array:
+def log_probability(p: Any, complement: Callable[[], Any] | None = None) -> Array:
     """``log(p)`` of a probability: ``-inf`` where ``p == 0``, with derivative 0 there (not
-    ``0 * inf``), NaN where ``p`` is NaN."""
-    nonzero = p != 0
-    return select(nonzero, tnp.log(guard(nonzero, p, 1.0)), -math.inf)
+    ``0 * inf``), NaN where ``p`` is NaN. Given the complement ``1 - p`` (computed only when
+    some ``p > 1/2``), ``log1p(-complement)`` there: accurate as ``p`` nears 1, where
+    ``log(p)`` keeps only the rounding of ``p``."""
+    if complement is None or all_true(p <= 0.5):
+        nonzero = p != 0
+        return select(nonzero, tnp.log(guard(nonzero, p, 1.0)), -math.inf)
+    high = p > 0.5
+    upper = tnp.log1p(-guard(high, complement(), 0.0))
+    if all_true(high):
+        return upper
+    return tnp.where(high, upper, log_probability(p))
 
 
 def standardize(x: ArrayLike, loc: ArrayLike, scale: ArrayLike) -> tuple[Any, Any, Any]:

@@ -70,11 +70,11 @@ def logcdf(
     x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Differentiable ``scipy.stats.beta.logcdf``, ``log(cdf)``; refused in ``a``, ``b``."""
-    return log_probability(cdf(x, a, b, loc, scale))
+    return log_probability(cdf(x, a, b, loc, scale), lambda: sf(x, a, b, loc, scale))
 
 
 def logsf(
     x: ArrayLike, a: ArrayLike, b: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
 ) -> Array:
     """Differentiable ``scipy.stats.beta.logsf``, ``log(sf)``; refused in ``a``, ``b``."""
-    return log_probability(sf(x, a, b, loc, scale))
+    return log_probability(sf(x, a, b, loc, scale), lambda: cdf(x, a, b, loc, scale))

@@ -46,7 +46,7 @@ def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.expon.logcdf``: ``log(-expm1(-z))``."""
-    return log_probability(cdf(x, loc, scale))
+    return log_probability(cdf(x, loc, scale), lambda: sf(x, loc, scale))
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:

@@ -58,9 +58,9 @@ def sf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> 
 
 def logcdf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.gamma.logcdf``, ``log(cdf)``; refused in ``a``."""
-    return log_probability(cdf(x, a, loc, scale))
+    return log_probability(cdf(x, a, loc, scale), lambda: sf(x, a, loc, scale))
 
 
 def logsf(x: ArrayLike, a: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.gamma.logsf``, ``log(sf)``; refused in ``a``."""
-    return log_probability(sf(x, a, loc, scale))
+    return log_probability(sf(x, a, loc, scale), lambda: cdf(x, a, loc, scale))

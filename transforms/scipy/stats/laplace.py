@@ -9,7 +9,7 @@ import math
 import transforms.numpy as tnp
 from transforms.typing import Array, ArrayLike
 
-from ._common import promote, select, standardize
+from ._common import NAN, promote, select, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -19,7 +19,7 @@ _LOG_2 = math.log(2.0)
 def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.laplace.logpdf``: ``-log(2) - |z| - log(scale)``."""
     z, log_scale, valid = standardize(*promote(x, loc, scale))
-    return select(valid, -_LOG_2 - tnp.abs(z) - log_scale, float("nan"))
+    return select(valid, -_LOG_2 - tnp.abs(z) - log_scale, NAN)
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -42,24 +42,24 @@ def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     ``1 - exp(-z)/2`` above."""
     below, a, valid = _tails(x, loc, scale)
     tail = 0.5 * tnp.exp(-a)
-    return select(valid, tnp.where(below, tail, 1 - tail), float("nan"))
+    return select(valid, tnp.where(below, tail, 1 - tail), NAN)
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.laplace.sf``, ``cdf(-z)``."""
     below, a, valid = _tails(x, loc, scale)
     tail = 0.5 * tnp.exp(-a)
-    return select(valid, tnp.where(below, 1 - tail, tail), float("nan"))
+    return select(valid, tnp.where(below, 1 - tail, tail), NAN)
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.laplace.logcdf``: ``z - log(2)`` below ``loc``,
     ``log1p(-exp(-z)/2)`` above (accurate in both tails)."""
     below, a, valid = _tails(x, loc, scale)
-    return select(valid, tnp.where(below, -_LOG_2 - a, tnp.log1p(-0.5 * tnp.exp(-a))), float("nan"))
+    return select(valid, tnp.where(below, -_LOG_2 - a, tnp.log1p(-0.5 * tnp.exp(-a))), NAN)
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.laplace.logsf``, ``logcdf(-z)``."""
     below, a, valid = _tails(x, loc, scale)
-    return select(valid, tnp.where(below, tnp.log1p(-0.5 * tnp.exp(-a)), -_LOG_2 - a), float("nan"))
+    return select(valid, tnp.where(below, tnp.log1p(-0.5 * tnp.exp(-a)), -_LOG_2 - a), NAN)

@@ -70,9 +70,9 @@ def sf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
 
 def logcdf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """Differentiable ``scipy.stats.nbinom.logcdf``, ``log(cdf)``; refused in ``n``."""
-    return log_probability(cdf(k, n, p, loc))
+    return log_probability(cdf(k, n, p, loc), lambda: sf(k, n, p, loc))
 
 
 def logsf(k: ArrayLike, n: ArrayLike, p: ArrayLike, loc: ArrayLike = 0) -> Array:
     """Differentiable ``scipy.stats.nbinom.logsf``, ``log(sf)``; refused in ``n``."""
-    return log_probability(sf(k, n, p, loc))
+    return log_probability(sf(k, n, p, loc), lambda: cdf(k, n, p, loc))

@@ -8,7 +8,7 @@ import transforms.numpy as tnp
 from transforms.scipy.special import log_ndtr, ndtr, ndtri
 from transforms.typing import Array, ArrayLike
 
-from ._common import LOG_2PI, promote, select, standardize
+from ._common import LOG_2PI, NAN, promote, select, standardize
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -17,7 +17,7 @@ def logpdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.norm.logpdf``: ``-z**2/2 - log(2 pi)/2 - log(scale)``,
     ``z = (x - loc) / scale``."""
     z, log_scale, valid = standardize(*promote(x, loc, scale))
-    return select(valid, -0.5 * (z * z) - 0.5 * LOG_2PI - log_scale, float("nan"))
+    return select(valid, -0.5 * (z * z) - 0.5 * LOG_2PI - log_scale, NAN)
 
 
 def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -28,26 +28,26 @@ def pdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
 def cdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.norm.cdf``, ``ndtr(z)``."""
     z, _, valid = standardize(*promote(x, loc, scale))
-    return select(valid, ndtr(z), float("nan"))
+    return select(valid, ndtr(z), NAN)
 
 
 def logcdf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.norm.logcdf``, ``log_ndtr(z)`` (accurate far into the
     lower tail)."""
     z, _, valid = standardize(*promote(x, loc, scale))
-    return select(valid, log_ndtr(z), float("nan"))
+    return select(valid, log_ndtr(z), NAN)
 
 
 def sf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.norm.sf``, ``ndtr(-z)``."""
     z, _, valid = standardize(*promote(x, loc, scale))
-    return select(valid, ndtr(-z), float("nan"))
+    return select(valid, ndtr(-z), NAN)
 
 
 def logsf(x: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.norm.logsf``, ``log_ndtr(-z)``."""
     z, _, valid = standardize(*promote(x, loc, scale))
-    return select(valid, log_ndtr(-z), float("nan"))
+    return select(valid, log_ndtr(-z), NAN)
 
 
 def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -55,7 +55,7 @@ def ppf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     ndtri(q)`` (NaN outside ``[0, 1]`` and for ``scale <= 0``)."""
     q, loc, scale = promote(q, loc, scale)
     valid = scale > 0
-    return select(valid, loc + scale * ndtri(q), float("nan"))
+    return select(valid, loc + scale * ndtri(q), NAN)
 
 
 def isf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -63,4 +63,4 @@ def isf(q: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     * ndtri(q)``."""
     q, loc, scale = promote(q, loc, scale)
     valid = scale > 0
-    return select(valid, loc - scale * ndtri(q), float("nan"))
+    return select(valid, loc - scale * ndtri(q), NAN)

@@ -62,9 +62,9 @@ def sf(k: ArrayLike, mu: ArrayLike, loc: ArrayLike = 0) -> Array:
 
 def logcdf(k: ArrayLike, mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     """Differentiable ``scipy.stats.poisson.logcdf``, ``log(cdf)``."""
-    return log_probability(cdf(k, mu, loc))
+    return log_probability(cdf(k, mu, loc), lambda: sf(k, mu, loc))
 
 
 def logsf(k: ArrayLike, mu: ArrayLike, loc: ArrayLike = 0) -> Array:
     """Differentiable ``scipy.stats.poisson.logsf``, ``log(sf)``."""
-    return log_probability(sf(k, mu, loc))
+    return log_probability(sf(k, mu, loc), lambda: cdf(k, mu, loc))

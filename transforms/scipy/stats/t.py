@@ -11,7 +11,7 @@ import transforms.numpy as tnp
 from transforms.scipy.special import gammaln, stdtr
 from transforms.typing import Array, ArrayLike
 
-from ._common import guard, log_probability, promote, select, standardize
+from ._common import NAN, guard, log_probability, promote, select, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -26,7 +26,7 @@ def logpdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1
     half = 0.5 * df
     log_norm = gammaln(half + 0.5) - gammaln(half) - 0.5 * tnp.log(df * math.pi)
     out = log_norm - (half + 0.5) * tnp.log1p(z * z / df) - log_scale
-    return select(valid, out, float("nan"))
+    return select(valid, out, NAN)
 
 
 def pdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
@@ -38,21 +38,21 @@ def cdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -
     """Differentiable ``scipy.stats.t.cdf``, ``stdtr(df, z)``; refused in ``df``."""
     x, df, loc, scale = promote(x, df, loc, scale)
     z, _, valid = standardize(x, loc, scale)
-    return select(valid, stdtr(df, z), float("nan"))
+    return select(valid, stdtr(df, z), NAN)
 
 
 def sf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.t.sf``, ``stdtr(df, -z)``; refused in ``df``."""
     x, df, loc, scale = promote(x, df, loc, scale)
     z, _, valid = standardize(x, loc, scale)
-    return select(valid, stdtr(df, -z), float("nan"))
+    return select(valid, stdtr(df, -z), NAN)
 
 
 def logcdf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.t.logcdf``, ``log(cdf)``; refused in ``df``."""
-    return log_probability(cdf(x, df, loc, scale))
+    return log_probability(cdf(x, df, loc, scale), lambda: sf(x, df, loc, scale))
 
 
 def logsf(x: ArrayLike, df: ArrayLike, loc: ArrayLike = 0, scale: ArrayLike = 1) -> Array:
     """Differentiable ``scipy.stats.t.logsf``, ``log(sf)``; refused in ``df``."""
-    return log_probability(sf(x, df, loc, scale))
+    return log_probability(sf(x, df, loc, scale), lambda: cdf(x, df, loc, scale))
