@@ -46,6 +46,7 @@ from transforms.extend import (
     shape_of,
     to_front,
 )
+from transforms.sparsity import defsparsity, dense_rule
 from transforms.typing import Array, ArrayLike
 
 __all__ = ["odeint"]
@@ -251,3 +252,8 @@ def odeint(
                 "integrates real systems (split a complex state into real and imaginary parts)"
             )
     return odeint_p.bind(y0, t, *extra, func=func, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
+
+
+# Sparsity patterns: dense (every output entry may depend on every input entry).
+for _primitive in (odeint_p,):
+    defsparsity(_primitive, dense_rule)

@@ -50,6 +50,7 @@ from transforms.extend import (
     to_front,
     unbroadcast,
 )
+from transforms.sparsity import defsparsity, dense_rule
 from transforms.typing import Array, ArrayLike
 
 __all__ = [
@@ -671,3 +672,8 @@ def block_diag(*arrs: ArrayLike) -> Array:
         rows.append(tnp.astype(tnp.pad(x, ((0, 0), (left, right))), dtype))
         left += width
     return tnp.concatenate(rows, axis=0)
+
+
+# Sparsity patterns: dense (every output entry may depend on every input entry).
+for _primitive in (solve_triangular_p, lu_factor_p, expm_p, logm_p, solve_sylvester_p, sqrtm_p):
+    defsparsity(_primitive, dense_rule)

@@ -36,6 +36,7 @@ from transforms.extend import (
     shape_of,
     to_front,
 )
+from transforms.sparsity import defsparsity, dense_rule
 from transforms.typing import Array, ArrayLike
 
 __all__ = ["convolve", "correlate"]
@@ -162,3 +163,8 @@ def correlate(
     if ndim_of(a) == 0:
         return a * b  # type: ignore[no-any-return]
     return _moded(a, tnp.flip(b), mode, method)  # type: ignore[no-any-return]
+
+
+# Sparsity patterns: dense (every output entry may depend on every input entry).
+for _primitive in (convolve_p,):
+    defsparsity(_primitive, dense_rule)
