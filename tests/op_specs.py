@@ -637,11 +637,23 @@ def _join_families() -> None:
     import specs_linalg
     import specs_nn
     import specs_reductions
+    import specs_scipy_integrate
+    import specs_scipy_linalg
+    import specs_scipy_signal
     import specs_scipy_special
     import specs_scipy_stats
 
     families = (specs_elementwise, specs_reductions, specs_construct, specs_linalg, specs_fft)
-    for family in (*families, specs_extras, specs_scipy_special, specs_scipy_stats, specs_nn):
+    for family in (
+        *families,
+        specs_extras,
+        specs_scipy_special,
+        specs_scipy_stats,
+        specs_nn,
+        specs_scipy_linalg,
+        specs_scipy_signal,
+        specs_scipy_integrate,
+    ):
         OP_SPECS = OP_SPECS + tuple(family.SPECS)
         NONDIFFERENTIABLE.update(family.NONDIFFERENTIABLE)
 

@@ -93,6 +93,9 @@ COVERAGE: dict[str, dict[str, ModuleType]] = {
     "scipy.md": {
         "transforms.scipy.special": transforms.scipy.special,
         "transforms.scipy.misc": transforms.scipy.misc,
+        "transforms.scipy.linalg": transforms.scipy.linalg,
+        "transforms.scipy.signal": transforms.scipy.signal,
+        "transforms.scipy.integrate": transforms.scipy.integrate,
     },
     "nn.md": {"transforms.nn": transforms.nn},
 }

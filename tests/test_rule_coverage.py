@@ -36,6 +36,9 @@ import transforms as T
 import transforms.nn
 import transforms.numpy as tnp
 import transforms.scipy
+import transforms.scipy.integrate
+import transforms.scipy.linalg
+import transforms.scipy.signal
 from transforms.core import Primitive, all_primitives, interpreters, operators
 
 
@@ -175,6 +178,9 @@ SUBMODULES = {
     "linalg": tnp.linalg,
     "scipy.special": transforms.scipy.special,
     "scipy.misc": transforms.scipy.misc,
+    "scipy.linalg": transforms.scipy.linalg,
+    "scipy.signal": transforms.scipy.signal,
+    "scipy.integrate": transforms.scipy.integrate,
     "nn": transforms.nn,
 }
 

@@ -15,7 +15,10 @@ except ImportError as _error:
     ) from _error
 
 # (no __all__ here: with one, pyright 1.1.414 loses special's __all__, built from its families')
+from . import integrate as integrate
+from . import linalg as linalg
 from . import misc as misc
+from . import signal as signal
 from . import special as special
 
 del _scipy
