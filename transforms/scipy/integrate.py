@@ -47,6 +47,7 @@ from transforms.extend import (
     to_front,
 )
 from transforms.sparsity import defsparsity, dense_rule
+from transforms.taylor import deftaylor, ode_rule
 from transforms.typing import Array, ArrayLike
 
 __all__ = ["odeint"]
@@ -254,6 +255,8 @@ def odeint(
     return odeint_p.bind(y0, t, *extra, func=func, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
 
 
-# Sparsity patterns: dense (every output entry may depend on every input entry).
+# Sparsity patterns: dense (every output entry may depend on every input entry); Taylor
+# rules derived from the JVP rules (exact; see docs/taylor.md).
 for _primitive in (odeint_p,):
     defsparsity(_primitive, dense_rule)
+    deftaylor(_primitive, ode_rule(_primitive))

@@ -51,6 +51,7 @@ from transforms.extend import (
     unbroadcast,
 )
 from transforms.sparsity import defsparsity, dense_rule
+from transforms.taylor import deftaylor, ode_rule
 from transforms.typing import Array, ArrayLike
 
 __all__ = [
@@ -674,6 +675,8 @@ def block_diag(*arrs: ArrayLike) -> Array:
     return tnp.concatenate(rows, axis=0)
 
 
-# Sparsity patterns: dense (every output entry may depend on every input entry).
+# Sparsity patterns: dense (every output entry may depend on every input entry); Taylor
+# rules derived from the JVP rules (exact; see docs/taylor.md).
 for _primitive in (solve_triangular_p, lu_factor_p, expm_p, logm_p, solve_sylvester_p, sqrtm_p):
     defsparsity(_primitive, dense_rule)
+    deftaylor(_primitive, ode_rule(_primitive))

@@ -37,6 +37,7 @@ from transforms.extend import (
     to_front,
 )
 from transforms.sparsity import defsparsity, dense_rule
+from transforms.taylor import deftaylor, ode_rule
 from transforms.typing import Array, ArrayLike
 
 __all__ = ["convolve", "correlate"]
@@ -165,6 +166,8 @@ def correlate(
     return _moded(a, tnp.flip(b), mode, method)  # type: ignore[no-any-return]
 
 
-# Sparsity patterns: dense (every output entry may depend on every input entry).
+# Sparsity patterns: dense (every output entry may depend on every input entry); Taylor
+# rules derived from the JVP rules (exact; see docs/taylor.md).
 for _primitive in (convolve_p,):
     defsparsity(_primitive, dense_rule)
+    deftaylor(_primitive, ode_rule(_primitive))
