@@ -10,6 +10,7 @@ from ._primitive import unary_function as unary_function
 from ._quiet import quiet as quiet
 from ._stack import current_traces as current_traces
 from ._stack import new_trace as new_trace
+from ._trace import PrimalTracer as PrimalTracer
 from ._trace import Trace as Trace
 from ._trace import Tracer as Tracer
 from ._trace import Transposing as Transposing
@@ -47,6 +48,7 @@ __all__ = [
     "interpreters",
     "register_interpreter",
     "TraceMixError",
+    "PrimalTracer",
     "Tracer",
     "TracerBoolConversionError",
     "TransformsError",

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._types import Array, ArrayLike
 
 __all__ = [
+    "PrimalTracer",
     "Trace",
     "Tracer",
     "find_top_trace",
@@ -494,3 +495,35 @@ class Tracer:
     @property
     def imag(self) -> Array:
         return operators["imag"](self)
+
+
+class PrimalTracer(Tracer):
+    """A tracer that stores its primal itself (forward, reverse and Taylor mode do).
+
+    Shape and dtype are read off the stored primal directly, not through the ``primal``
+    property: rules ask for them on every use, at every nesting level.
+    """
+
+    __slots__ = ("_primal",)
+
+    _primal: Any
+
+    @property
+    def primal(self) -> Any:
+        return self._primal
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        try:
+            shape: tuple[int, ...] = self._primal.shape
+        except AttributeError:  # a Python scalar
+            return np.shape(self._primal)
+        return shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        try:
+            dtype: np.dtype[Any] = self._primal.dtype
+        except AttributeError:
+            return np.result_type(self._primal)
+        return dtype

@@ -10,45 +10,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from transforms.core import NoRuleError, Primitive, Trace, Tracer
+from transforms.core import NoRuleError, PrimalTracer, Primitive, Trace
 
 from ._rules import _RULES
 
 __all__ = ["JVPTrace", "JVPTracer"]
 
 
-class JVPTracer(Tracer):
+class JVPTracer(PrimalTracer):
     """A primal value (one level down) paired with its tangent."""
 
-    __slots__ = ("_primal", "tangent")
+    __slots__ = ("tangent",)
 
     def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self._primal = primal
         self.tangent = tangent
-
-    @property
-    def primal(self) -> Any:
-        return self._primal
-
-    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
-    @property
-    def shape(self) -> tuple[int, ...]:
-        try:
-            shape: tuple[int, ...] = self._primal.shape
-        except AttributeError:  # a Python scalar
-            return np.shape(self._primal)
-        return shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        try:
-            dtype: np.dtype[Any] = self._primal.dtype
-        except AttributeError:
-            return np.result_type(self._primal)
-        return dtype
 
 
 class JVPTrace(Trace[JVPTracer]):

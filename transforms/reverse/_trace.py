@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import NoRuleError, Primitive, Trace, Tracer, refuse_concrete
+from transforms.core import NoRuleError, PrimalTracer, Primitive, Trace, refuse_concrete
 
 from ._protect import Guard
 from ._rules import _RULES, Pullback
@@ -35,36 +35,15 @@ _INPUT: Entry = ((), ())
 _VALUE_FREE = frozenset(("zeros_like", "ones_like"))
 
 
-class VJPTracer(Tracer):
+class VJPTracer(PrimalTracer):
     """A primal value (one level down) and the tape position of the entry that produced it."""
 
-    __slots__ = ("_primal", "index")
+    __slots__ = ("index",)
 
     def __init__(self, trace: VJPTrace, primal: Any, index: int) -> None:
         self._trace = trace
         self._primal = primal
         self.index = index
-
-    @property
-    def primal(self) -> Any:
-        return self._primal
-
-    # Tracer's shape and dtype, read without the ``primal`` property: rules ask on every use.
-    @property
-    def shape(self) -> tuple[int, ...]:
-        try:
-            shape: tuple[int, ...] = self._primal.shape
-        except AttributeError:  # a Python scalar
-            return np.shape(self._primal)
-        return shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        try:
-            dtype: np.dtype[Any] = self._primal.dtype
-        except AttributeError:
-            return np.result_type(self._primal)
-        return dtype
 
 
 class VJPTrace(Trace[VJPTracer]):

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from transforms.core import NoRuleError, Primitive, Trace, Tracer, new_trace
+from transforms.core import NoRuleError, PrimalTracer, Primitive, Trace, Tracer, new_trace
 from transforms.forward import jvp_rule
 
 from ._rules import RULES, TaylorRule, array_ops
@@ -39,19 +39,15 @@ UNKNOWN: Final = _Unknown()
 ``touched`` (the ODE rule then computes the series one order at a time, see ``_rules``)."""
 
 
-class JetTracer(Tracer):
+class JetTracer(PrimalTracer):
     """A primal value (one level down) and its normalised Taylor coefficients."""
 
-    __slots__ = ("_primal", "terms")
+    __slots__ = ("terms",)
 
     def __init__(self, trace: JetTrace, primal: Any, terms: Any) -> None:
         self._trace = trace
         self._primal = primal
         self.terms = terms
-
-    @property
-    def primal(self) -> Any:
-        return self._primal
 
 
 class JetTrace(Trace[JetTracer]):
