@@ -63,7 +63,6 @@ def test_quick_run_reports_every_row_with_sane_ratios() -> None:
         assert math.isfinite(ratio) and ratio > 0, key
         if key[2].endswith("(floor)"):
             assert ratio == 1.0, key
-    assert _ratio(rows[("W1", "", "transforms")][vs_floor]) > 1  # a gradient is not free
     assert float(rows[("W1", "", "transforms")][per_primitive]) > 0
 
     assert growth[0] == ["W5 growth", "transforms"]
