@@ -273,7 +273,12 @@ NATIVE: tuple[Native, ...] = (
     Native("at_get", 1, _at_get, (REAL,), _update_index, _first_not_0d, ("at",)),
 )
 
-ROWS: tuple[FromRow, ...] = tuple(FromRow(spec) for spec in OP_SPECS)
+# rows whose result's shape depends on the values: refused under vmap by design
+_VALUE_SHAPED = frozenset(("unique", "unique:axis"))
+
+ROWS: tuple[FromRow, ...] = tuple(
+    FromRow(spec) for spec in OP_SPECS if spec.name not in _VALUE_SHAPED
+)
 
 ENTRIES: tuple[Entry, ...] = (*NATIVE, *ROWS, BRANCH)
 

@@ -25,19 +25,19 @@ def _checked(x: ArrayLike, alpha: ArrayLike) -> tuple[Array, Array]:
     """``(x, alpha)`` checked as SciPy checks them, ``x`` completed to ``K`` components and
     ``alpha`` shaped to broadcast along ``x``'s first axis."""
     x, alpha = promote(x, alpha)
-    a = concrete(alpha)
-    if a.ndim != 1:
+    a_shape = shape_of(alpha)  # the traced shape: under vmap the concrete one has the batch
+    if len(a_shape) != 1:
         raise ValueError(
             f"dirichlet: parameter vector 'alpha' must be one dimensional, but alpha.shape = "
-            f"{a.shape}"
+            f"{a_shape}"
         )
-    if np.min(a) <= 0:
+    if np.min(concrete(alpha)) <= 0:
         raise ValueError("dirichlet: all parameters 'alpha' must be greater than 0")
-    k, shape = a.shape[0], shape_of(x)
+    k, shape = a_shape[0], shape_of(x)
     if not shape or shape[0] not in (k, k - 1):
         raise ValueError(
             "dirichlet: 'x' must have either the same number of entries as, or one entry "
-            f"fewer than, 'alpha' along its first axis, but alpha.shape = {a.shape} and "
+            f"fewer than, 'alpha' along its first axis, but alpha.shape = {a_shape} and "
             f"x.shape = {shape}"
         )
     if shape[0] == k - 1:
