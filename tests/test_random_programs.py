@@ -45,7 +45,7 @@ from transforms.core import current_traces
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
 LONG_PROGRAMS = 10_000
 # ci: 12 until the vmap disagreement the ci count found (Program seed 13543) is fixed
-EXAMPLES = {"dev": 12, "ci": 12, "long": LONG_PROGRAMS}.get(PROFILE, 12)
+EXAMPLES = {"dev": 12, "ci": 300, "long": LONG_PROGRAMS}.get(PROFILE, 12)
 
 _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 

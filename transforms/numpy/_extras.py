@@ -182,7 +182,7 @@ def geomspace(
         raise ValueError("Geometric sequence cannot include zero")
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
     start, stop = _shape.broadcast_to(start, shape), _shape.broadcast_to(stop, shape)
-    sign = np.where(np.broadcast_to(s, shape) < 0, -1.0, 1.0)  # NumPy: both of one sign
+    sign = _elementwise.sign(start)  # NumPy: both of one sign; traced, so per example under vmap
     log_start = _elementwise.log10(_elementwise.abs(start))
     log_stop = _elementwise.log10(_elementwise.abs(stop))
     middle = logspace(log_start, log_stop, num=num, endpoint=endpoint)
