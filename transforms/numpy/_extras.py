@@ -466,7 +466,7 @@ def cov(
             raise TypeError("fweights must be integer")
         if np.any(f < 0):
             raise ValueError("fweights cannot be negative")
-        w = f.astype(float)
+        w = _shape.astype(_operand(fweights), np.float64)  # traced: per example under vmap
     if aweights is not None:
         if np.any(np.asarray(concrete(aweights)) < 0):
             raise ValueError("aweights cannot be negative")
