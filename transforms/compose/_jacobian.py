@@ -10,6 +10,7 @@ that a Jacobian is itself differentiable: ``hessian`` is ``jacfwd(jacrev(f))``.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
@@ -37,7 +38,7 @@ from ._args import (
     show_typed_signature,
 )
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
-from ._vmap import vmap
+from ._vmap import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
@@ -106,7 +107,7 @@ def _push_basis_forward(
     aux: Any = None
     for start, stop in _chunks(total, chunk_size):
         rows = _basis_rows(shapes, dtypes, start, stop)
-        out, tangents, aux = vmap(push, out_axes=(None, 0, None))(*rows)
+        out, tangents, aux = vmap_call(push, 0, (None, 0, None), None, tuple(rows), {})
         parts.append(tree_flatten(tangents)[0])
     if not parts:  # no input elements: evaluate once for the output's structure
         out, _, aux = jvp_flat(fun, args, args, has_aux, "jacfwd")
@@ -136,7 +137,9 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
         cts = tree_flatten(pull(*seeds))[0]
         return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
     parts = [
-        tree_flatten(vmap(pull)(*_basis_rows(shapes, dtypes, start, stop)))[0]
+        tree_flatten(
+            vmap_call(pull, 0, 0, None, tuple(_basis_rows(shapes, dtypes, start, stop)), {})
+        )[0]
         for start, stop in _chunks(total, chunk_size)
     ]
     if not parts:
@@ -1002,7 +1005,7 @@ def jacrev(
 
 
 def _offsets(leaves: list[Any]) -> list[int]:
-    return [int(n) for n in np.cumsum([0] + [math.prod(shape_of(x)) for x in leaves])]
+    return list(itertools.accumulate((math.prod(shape_of(x)) for x in leaves), initial=0))
 
 
 def _rows(stacked: Any, start: int, stop: int, leaves: int) -> Any:
