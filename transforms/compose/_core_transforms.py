@@ -61,17 +61,27 @@ def jvp_flat(
     has_aux: bool,
     transform: str = "jvp",
     positions: Sequence[int] | None = None,
+    checked: bool = False,
 ) -> tuple[Any, Any, Any]:
-    """Push ``tangents`` through ``fun(*primals)``: ``(out, tangent_out, aux)`` as trees."""
-    flat_p, tree_p = flatten_inputs(primals, transform, positions)
-    flat_t, tree_t = tree_flatten(tuple(tangents))
-    if tree_p != tree_t:
-        raise TypeError(
-            f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
-        )
-    flat_t = [
-        _as_tangent(t, p, i, transform) for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True))
-    ]
+    """Push ``tangents`` through ``fun(*primals)``: ``(out, tangent_out, aux)`` as trees.
+
+    ``checked``: the primals' leaves are already checked (``flatten_inputs``) and the
+    tangents match them by construction (a Jacobian's basis), so neither is checked again.
+    """
+    if checked:
+        flat_p, tree_p = tree_flatten(tuple(primals))
+        flat_t = tree_flatten(tuple(tangents))[0]
+    else:
+        flat_p, tree_p = flatten_inputs(primals, transform, positions)
+        flat_t, tree_t = tree_flatten(tuple(tangents))
+        if tree_p != tree_t:
+            raise TypeError(
+                f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
+            )
+        flat_t = [
+            _as_tangent(t, p, i, transform)
+            for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True))
+        ]
     with new_trace(lambda level: JVPTrace(level, transform)) as trace:
         tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
@@ -192,9 +202,16 @@ def vjp_flat(
     has_aux: bool,
     transform: str = "vjp",
     positions: Sequence[int] | None = None,
+    checked: bool = False,
 ) -> tuple[Any, FlatPullback, Any]:
-    """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``."""
-    flat_p, tree_p = flatten_inputs(primals, transform, positions)
+    """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``.
+
+    ``checked``: the primals' leaves are already checked (``flatten_inputs``).
+    """
+    if checked:
+        flat_p, tree_p = tree_flatten(tuple(primals))
+    else:
+        flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:
         try:
             tracers = [trace.input(p) for p in flat_p]
