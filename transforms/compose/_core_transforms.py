@@ -170,17 +170,21 @@ class FlatPullback:
                 f"vjp: the cotangent has structure {ct_tree} but the output has {self._out_tree}"
             )
         seeds = []
-        for i, (node, c, (shape, dtype)) in enumerate(
-            zip(self._outputs, flat_ct, self._out_avals, strict=True)
-        ):
+        for i, (c, (shape, dtype)) in enumerate(zip(flat_ct, self._out_avals, strict=True)):
             if shape_of(c) != shape:
                 raise ValueError(
                     f"vjp: cotangent {i} has shape {shape_of(c)} but the output has shape "
                     f"{shape}; pass a cotangent of the output's shape"
                 )
-            c = _as_cotangent(c, dtype, i)
-            if node is not None:
-                seeds.append((node, c))
+            seeds.append(_as_cotangent(c, dtype, i))
+        return self._in_tree.unflatten(self.pull_flat(seeds))
+
+    def pull_flat(self, flat_ct: Sequence[Any]) -> list[Any]:
+        """The flat input cotangents of flat output cotangents that have the outputs' shapes
+        and dtypes already (checked by ``__call__``, or made so: a Jacobian's basis)."""
+        seeds = [
+            (node, c) for node, c in zip(self._outputs, flat_ct, strict=True) if node is not None
+        ]
         cts = backward(seeds, len(self._primals), self._tape)
         flat = [
             _array(zeros_like(p) if c is None else c)
@@ -193,7 +197,7 @@ class FlatPullback:
                     f"{dtype_of(p)} input: a VJP rule returned a cotangent whose dtype is not "
                     "its operand's (a custom rule must return its operand's dtype)"
                 )
-        return self._in_tree.unflatten(flat)
+        return flat
 
 
 def vjp_flat(

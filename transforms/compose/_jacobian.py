@@ -122,25 +122,23 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
     cotangent per input leaf (basis axis first), or, when the output is one leaf of one
     element, the cotangents themselves (its Jacobian's only row: no basis axis to add and
     drop again)."""
-    flat_out, out_tree = tree_flatten(out)
+    flat_out = tree_flatten(out)[0]
     shapes = [shape_of(o) for o in flat_out]
     dtypes = [dtype_of(o) for o in flat_out]
     total = sum(math.prod(s) for s in shapes)
 
-    def pull(*cts: Any) -> Any:
-        return pullback(out_tree.unflatten(cts))
+    def pull(*cts: Any) -> list[Any]:  # the basis has the outputs' shapes and dtypes
+        return pullback.pull_flat(cts)
 
     if total == 1:  # one output element (a scalar function): one cotangent, no vmap; a 0-d
         # one is grad's unit seed, whose products cost nothing (and never reach the caller)
         seeds = [
             unit_seed(d) if s == () else np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)
         ]
-        cts = tree_flatten(pull(*seeds))[0]
+        cts = pull(*seeds)
         return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
     parts = [
-        tree_flatten(
-            vmap_call(pull, 0, 0, None, tuple(_basis_rows(shapes, dtypes, start, stop)), {})
-        )[0]
+        vmap_call(pull, 0, 0, None, tuple(_basis_rows(shapes, dtypes, start, stop)), {})
         for start, stop in _chunks(total, chunk_size)
     ]
     if not parts:
