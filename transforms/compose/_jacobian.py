@@ -97,19 +97,26 @@ def _push_basis_forward(
     dtypes = [dtype_of(x) for x in flat_in]
     total = sum(math.prod(s) for s in shapes)
 
-    def push(*tangents: Any) -> tuple[Any, Any, Any]:
-        return jvp_flat(fun, args, in_tree.unflatten(tangents), has_aux, "jacfwd", checked=True)
+    def push(*tangents: Any) -> tuple[Any, ...]:  # (out, tangent_out[, aux]): no None leaf
+        # in vmap's output to flatten and match against out_axes when there is no aux
+        out, tangent_out, aux = jvp_flat(
+            fun, args, in_tree.unflatten(tangents), has_aux, "jacfwd", checked=True
+        )
+        return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
     if total == 1:  # one input element: its basis is one tangent, no batch to vmap over
         one = push(*(np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)))
-        return one[0], [tnp.expand_dims(t, 0) for t in tree_flatten(one[1])[0]], one[2]
+        aux = one[2] if has_aux else None
+        return one[0], [tnp.expand_dims(t, 0) for t in tree_flatten(one[1])[0]], aux
     parts: list[list[Any]] = []
     out: Any = None
-    aux: Any = None
+    aux = None
+    out_axes = (None, 0, None) if has_aux else (None, 0)
     for start, stop in _chunks(total, chunk_size):
         rows = _basis_rows(shapes, dtypes, start, stop)
-        out, tangents, aux = vmap_call(push, 0, (None, 0, None), None, tuple(rows), {})
-        parts.append(tree_flatten(tangents)[0])
+        pushed = vmap_call(push, 0, out_axes, None, tuple(rows), {})
+        out, aux = pushed[0], pushed[2] if has_aux else None
+        parts.append(tree_flatten(pushed[1])[0])
     if not parts:  # no input elements: evaluate once for the output's structure
         out, _, aux = jvp_flat(fun, args, args, has_aux, "jacfwd", checked=True)
         return out, [np.zeros((0, *shape_of(o)), dtype_of(o)) for o in tree_flatten(out)[0]], aux
@@ -161,6 +168,8 @@ def _assemble(
     """The Jacobian tree: for each output leaf, the tree of blocks over the input leaves."""
     flat_out, out_tree = tree_flatten(out)
     in_leaves, in_tree = tree_flatten(diff[0] if isinstance(argnums, int) else tuple(diff))
+    if out_tree.kind is None and in_tree.kind is None:  # an array of an array: one block
+        return blocks(0, 0)
     return out_tree.unflatten(
         in_tree.unflatten(blocks(j, i) for i in range(len(in_leaves))) for j in range(len(flat_out))
     )
