@@ -6,8 +6,8 @@ Interpreters call ``bind`` again on the values one level down (the lowest trace,
 may call ``impl`` directly: ``bind`` would find nothing traced), so every application of a
 primitive goes through this one rule. Its fast path, one operand, is specialised here too
 (``unary_function``, the public function of every one-operand primitive) and in tracer
-arithmetic with a Python number (``Tracer._arithmetic``): each saves ``bind``'s frame on the
-hottest path of eager code, and neither decides anything ``bind`` would not. Parameters
+arithmetic with a Python number or an ndarray (``Tracer._arithmetic``): each saves ``bind``'s
+frame on the hottest path of eager code, and neither decides anything ``bind`` would not. Parameters
 (axis, shape, index, ...) travel as keyword arguments and are never traced.
 
 Every primitive is recorded in a registry (``all_primitives``), with the module that defined
