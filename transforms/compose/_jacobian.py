@@ -20,6 +20,7 @@ import transforms.numpy as tnp
 from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._arithmetic import unit_seed
+from transforms.numpy._batching import identity_basis
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import (
@@ -51,7 +52,10 @@ def _basis_rows(
     shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int
 ) -> list[np.ndarray]:
     """Rows ``start:stop`` of the standard basis of a list of arrays, one stacked array per
-    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``."""
+    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``. The whole basis of one
+    vector is the identity matrix that batching rules recognise (``identity_basis``)."""
+    if start == 0 and len(shapes) == 1 and len(shapes[0]) == 1 and stop == shapes[0][0]:
+        return [identity_basis(stop, dtypes[0])]
     rows = []
     offset = 0
     for shape, dtype in zip(shapes, dtypes, strict=True):
