@@ -91,8 +91,15 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
     """
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
-        shapes = [shape_of(v) for v in values]
-        rank = max(len(s) - (d is not None) for s, d in zip(shapes, dims, strict=True))
+        # one pass for the shapes and the per-example rank (the hot path of every batched
+        # elementwise operation: an ndarray's shape is read without a call)
+        shapes = []
+        rank = 0
+        for v, d in zip(values, dims, strict=True):
+            shape = v.shape if type(v) is np.ndarray else shape_of(v)
+            shapes.append(shape)
+            if len(shape) - (d is not None) > rank:
+                rank = len(shape) - (d is not None)
         operands = list(values)
         for i, d in enumerate(dims):
             if d is None:
