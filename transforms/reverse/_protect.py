@@ -158,11 +158,12 @@ class Loan:
         if not self._arrays:
             return tree
         leaves, treedef = tree_flatten(tree)
-        return treedef.unflatten(self._settled(leaf) for leaf in leaves)
+        ids = {id(a) for a in self._arrays}
+        return treedef.unflatten(self._settled(leaf, ids) for leaf in leaves)
 
-    def _settled(self, leaf: Any) -> Any:
+    def _settled(self, leaf: Any, ids: set[int]) -> Any:
         if type(leaf) is not np.ndarray:
             return leaf
         if leaf.base is None:  # it owns its memory: an alias only if it is a borrowed array
-            return leaf.copy() if any(leaf is a for a in self._arrays) else leaf
+            return leaf.copy() if id(leaf) in ids else leaf
         return leaf.copy() if any(np.may_share_memory(leaf, a) for a in self._arrays) else leaf
