@@ -1370,3 +1370,35 @@ def test_raw_numpy_on_traced_values_dispatches_or_refuses(name: str, mode: str) 
         atol=1e-6,
         err_msg=f"{name} under {mode}: a wrong (dropped?) derivative",
     )
+
+
+def test_threads_share_an_argument_tree() -> None:
+    """Threads differentiating at one dict of arrays at once: one borrows an array, the
+    others copy it (its read-only flag is a borrower's, not the user's), every gradient is
+    exact, and the arrays are writeable once all calls have returned."""
+    params = {"w": np.linspace(0.1, 1.0, 5_000), "b": np.full(5_000, 0.5)}
+    expected = {"w": np.cos(params["w"]) * params["b"], "b": np.sin(params["w"])}
+    loss = T.grad(lambda p: tnp.sum(tnp.sin(p["w"]) * p["b"]))
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(30):
+                g = loss(params)
+                for k in g:
+                    np.testing.assert_array_equal(g[k], expected[k])
+        except BaseException as exc:  # reported below, in the main thread
+            errors.append(exc)
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, to interleave the calls
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    finally:
+        sys.setswitchinterval(previous)
+    assert not errors, errors[0]
+    assert all(a.flags.writeable for a in params.values())
