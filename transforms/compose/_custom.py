@@ -425,11 +425,8 @@ def _up_to(
             return True
         out.append(ct)
         return arg_tree.kind is None
-    if (ct_tree.kind, ct_tree.aux, len(ct_tree.children)) != (
-        arg_tree.kind,
-        arg_tree.aux,
-        len(arg_tree.children),
-    ):
+    same_node = ct_tree.kind is arg_tree.kind and ct_tree.aux == arg_tree.aux
+    if not same_node or len(ct_tree.children) != len(arg_tree.children):
         return False
     return all(
         _up_to(c, a, ct_leaves, out)
@@ -471,6 +468,8 @@ def _or_zeros(ct: Any, like: Any) -> Any:
 def _custom_vjp_jvp(
     tangents: Sequence[Any], ans: Any, *args: Any, fwd: Any, bwd: Any, name: str, **_: Any
 ) -> Any:
+    if not ans:
+        return None  # an output with no leaves: no tangent to push
     residuals = fwd(*args)[1]
     live = [(t, i) for i, t in enumerate(tangents) if t is not None]
     transposing = Transposing(
