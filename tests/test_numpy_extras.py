@@ -253,13 +253,14 @@ def test_value_dependent_parameters_are_per_example_under_vmap() -> None:
     # geomspace's sign and cov's fweights come from each example, not from the whole batch
     starts, stops = np.array([-1.0, 2.0]), np.array([-3.0, 5.0])
     out = T.vmap(lambda s, e: tnp.geomspace(s, e, 3))(starts, stops)
-    np.testing.assert_allclose(out, [np.geomspace(s, e, 3) for s, e in zip(starts, stops)])
+    expected = [np.geomspace(s, e, 3) for s, e in zip(starts, stops, strict=True)]
+    np.testing.assert_allclose(out, expected)
     out = T.vmap(lambda s: tnp.geomspace(s, 4.0, 3))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(out, [np.geomspace(1.0, 4.0, 3), np.geomspace(2.0, 4.0, 3)])
     xs = np.random.default_rng(0).normal(size=(2, 3, 4))
     fws = np.array([[1, 2, 1, 3], [2, 1, 1, 4]])
     out = T.vmap(lambda x, f: tnp.cov(x, fweights=f))(xs, fws)
-    np.testing.assert_allclose(out, [np.cov(x, fweights=f) for x, f in zip(xs, fws)])
+    np.testing.assert_allclose(out, [np.cov(x, fweights=f) for x, f in zip(xs, fws, strict=True)])
 
 
 def test_unique_values_carry_their_first_occurrences_derivative() -> None:

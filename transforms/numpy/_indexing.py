@@ -373,9 +373,9 @@ defbatch(scatter_add_p, _scatter_add_batch)
 defsparsity(gather_p, index_rule(gather_p, data=(0,)))
 defsparsity(
     scatter_add_p,
-    scatter_rule(lambda numbers, *arrays, index, shape: _gather_impl(
-        numbers, *arrays, index=index
-    )),
+    scatter_rule(
+        lambda numbers, *arrays, index, shape: _gather_impl(numbers, *arrays, index=index)
+    ),
 )
 
 

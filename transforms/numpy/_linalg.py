@@ -1430,4 +1430,3 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
 def tensordot(x1: ArrayLike, x2: ArrayLike, /, *, axes: Any = 2) -> Array:
     """Differentiable ``numpy.linalg.tensordot`` (``tnp.tensordot``)."""
     return _products.tensordot(x1, x2, axes)
-
