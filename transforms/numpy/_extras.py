@@ -40,6 +40,7 @@ from . import (
     _shape,
 )
 from ._define import dtype_of, ndim_of, shape_of
+from ._shape import operand as _operand
 
 __all__ = [
     "bincount",
@@ -71,10 +72,6 @@ __all__ = [
     "unique",
     "where",
 ]
-
-
-def _operand(a: Any) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 def _values(name: str, *xs: Any) -> list[Any]:

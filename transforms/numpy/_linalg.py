@@ -74,6 +74,7 @@ from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
 from ._products import matmul
 from ._shape import in_dtype_of
+from ._shape import operand as _operand
 
 __all__ = [
     "det",
@@ -150,10 +151,6 @@ for _cls in (SlogdetResult, EighResult, EigResult, QRResult, SVDResult, LstsqRes
 
 
 # ---- helpers (differentiable, broadcasting over leading dimensions) --------------------------
-def _operand(a: ArrayLike) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
-
-
 def _is_complex(x: Any) -> bool:
     return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 

@@ -34,6 +34,7 @@ from transforms.sparsity import reduction_rule as sparsity_reduction
 from . import _arithmetic, _elementwise, _indexing, _nondiff, _shape
 from ._batching import reduction_rule, to_front
 from ._define import dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._shape import operand as _operand
 
 __all__ = [
     "sum",
@@ -70,10 +71,6 @@ def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bo
     if not keepdims and axes != tuple(range(len(axes))):
         ct = _shape.reshape(ct, _kept_shape(shape, axes))
     return _shape.broadcast_to(ct, shape)
-
-
-def _operand(a: ArrayLike) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 # ---- sum ---------------------------------------------------------------------------------

@@ -19,15 +19,12 @@ import scipy.signal as _ss
 import transforms.numpy as tnp
 from transforms.extend import dtype_of, ndim_of, shape_of
 from transforms.numpy._convolution import Method, mode_of
+from transforms.numpy._shape import operand as _operand
 from transforms.typing import Array, ArrayLike
 
 __all__ = ["convolve", "correlate"]
 
 Mode = Literal["full", "valid", "same"]
-
-
-def _operand(x: ArrayLike) -> Any:
-    return tnp.asarray(x) if isinstance(x, (list, tuple)) else x
 
 
 def _check(name: str, a: Any, b: Any, mode: str, method: str) -> None:
