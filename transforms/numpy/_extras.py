@@ -474,7 +474,7 @@ def corrcoef(
     c = cov(x, y, rowvar, dtype=dtype)
     if ndim_of(c) == 0:
         return _arithmetic.divide(c, c)  # an array, not NumPy's 0-d scalar
-    stddev = _elementwise.sqrt(_elementwise.real(_construct.diagonal(c)))
+    stddev = _elementwise.sqrt(_elementwise.real(_indexing.diagonal(c)))
     c = c / stddev[:, None] / stddev[None, :]
     if np.iscomplexobj(np.empty(0, dtype_of(c))):
         return c
