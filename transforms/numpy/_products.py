@@ -28,6 +28,7 @@ from ._arithmetic import multiply
 from ._batching import axis_size, is_identity_basis, materialized, to_front
 from ._define import dtype_of, ndim_of, shape_of
 from ._shape import array, broadcast_to, in_dtype_of, reshape, transpose, unbroadcast
+from ._shape import operands as _operands
 
 __all__ = [
     "matmul",
@@ -210,10 +211,6 @@ def outer(a: ArrayLike, b: ArrayLike) -> Array:
     a = array(a) if isinstance(a, (list, tuple)) else a
     b = array(b) if isinstance(b, (list, tuple)) else b
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
-
-
-def _operands(*xs: ArrayLike) -> list[Any]:
-    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
 
 
 def _is_complex(x: Any) -> bool:
