@@ -18,7 +18,7 @@ from transforms.forward import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
 from transforms.numpy._arithmetic import is_unit_seed
 from transforms.numpy._define import dtype_of, shape_of
-from transforms.reverse import Entry, VJPTrace, backward
+from transforms.reverse import Entry, Loan, VJPTrace, backward
 
 from ._args import flatten_inputs
 
@@ -207,10 +207,13 @@ def vjp_flat(
     transform: str = "vjp",
     positions: Sequence[int] | None = None,
     checked: bool = False,
+    loan: Loan | None = None,
 ) -> tuple[Any, FlatPullback, Any]:
     """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``.
 
-    ``checked``: the primals' leaves are already checked (``flatten_inputs``).
+    ``checked``: the primals' leaves are already checked (``flatten_inputs``). With a
+    ``loan`` (a closed call, which runs the pullback inside the loan and then returns) the
+    inputs it may borrow are read in place instead of copied.
     """
     if checked:
         flat_p, tree_p = tree_flatten(tuple(primals))
@@ -218,6 +221,8 @@ def vjp_flat(
         flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:
         try:
+            if loan is not None:
+                loan.borrow(flat_p, trace.guard)
             tracers = [trace.input(p) for p in flat_p]
             out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
             flat_out, tree_out = tree_flatten(out)

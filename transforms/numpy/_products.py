@@ -28,6 +28,7 @@ from ._arithmetic import multiply
 from ._batching import axis_size, is_identity_basis, materialized, to_front
 from ._define import dtype_of, ndim_of, shape_of
 from ._shape import array, broadcast_to, in_dtype_of, reshape, transpose, unbroadcast
+from ._shape import operands as _operands
 
 __all__ = [
     "matmul",
@@ -50,8 +51,9 @@ def _swap_last(a: Any) -> Any:
 def _matmul_pullback(argnum: int, x: Any, y: Any) -> Callable[[Any], Any]:
     x_shape, y_shape = shape_of(x), shape_of(y)
     # A matrix times a vector (either way round), the shape of most models and of every
-    # Jacobian/Hessian row: one product or one outer product, without the reshapes and
-    # transposes of the general case (which nested and batched transforms would repeat).
+    # Jacobian/Hessian row, or two matrices: one product (or one outer product), without the
+    # reshapes, batch-shape broadcasting and un-broadcasting of the general case (which
+    # nested and batched transforms would repeat).
     if len(x_shape) == 2 and len(y_shape) == 1:
         if argnum == 0:
             return lambda ct: multiply(reshape(ct, (x_shape[0], 1)), y)  # outer(ct, y)
@@ -60,6 +62,10 @@ def _matmul_pullback(argnum: int, x: Any, y: Any) -> Callable[[Any], Any]:
         if argnum == 0:
             return lambda ct: matmul(y, ct)  # y @ ct
         return lambda ct: multiply(reshape(x, (x_shape[0], 1)), ct)  # outer(x, ct)
+    if len(x_shape) == 2 and len(y_shape) == 2:  # two matrices (every layer of an MLP)
+        if argnum == 0:
+            return lambda ct: matmul(ct, transpose(y))  # ct @ y.T
+        return lambda ct: matmul(transpose(x), ct)  # x.T @ ct
     x2 = x_shape if len(x_shape) > 1 else (1,) + x_shape
     y2 = y_shape if len(y_shape) > 1 else y_shape + (1,)
     out2 = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
@@ -205,10 +211,6 @@ def outer(a: ArrayLike, b: ArrayLike) -> Array:
     a = array(a) if isinstance(a, (list, tuple)) else a
     b = array(b) if isinstance(b, (list, tuple)) else b
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
-
-
-def _operands(*xs: ArrayLike) -> list[Any]:
-    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
 
 
 def _is_complex(x: Any) -> bool:
