@@ -17,6 +17,7 @@ __all__ = [
     "shape_of",
     "ndim_of",
     "dtype_of",
+    "is_complex",
     "normalize_axes",
     "is_traced",
     "nondifferentiable",
@@ -33,6 +34,11 @@ def is_traced(x: object) -> TypeGuard[Tracer]:
 def shape_of(x: Any) -> tuple[int, ...]:
     """The shape of an array, tracer or scalar."""
     return x.shape if isinstance(x, (np.ndarray, Tracer, np.generic)) else np.shape(x)
+
+
+def is_complex(x: Any) -> bool:
+    """Whether an array, tracer or scalar has a complex dtype."""
+    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 
 
 def ndim_of(x: Any) -> int:
