@@ -404,8 +404,10 @@ def in_dtype_of(operand: Any, ans: Any, pullback: Callable[[Any], Any]) -> Calla
 def to_output(term: Any, ans: Any) -> Any:
     """A one-operand tangent term with the output's shape and dtype."""
     shape = shape_of(ans)
-    term = term if shape_of(term) == shape else broadcast_to(term, shape)
-    return cast_to(term, dtype_of(ans))
+    if shape_of(term) != shape:
+        term = broadcast_to(term, shape)
+    dtype = dtype_of(ans)
+    return term if dtype_of(term) == dtype else cast_to(term, dtype)
 
 
 def to_operand(ct: Any, operand: Any) -> Any:
