@@ -270,9 +270,8 @@ def test_value_dependent_parameters_are_per_example_under_vmap() -> None:
     # geomspace's sign and cov's fweights come from each example, not from the whole batch
     starts, stops = np.array([-1.0, 2.0]), np.array([-3.0, 5.0])
     out = T.vmap(lambda s, e: tnp.geomspace(s, e, 3))(starts, stops)
-    np.testing.assert_allclose(
-        out, [np.geomspace(s, e, 3) for s, e in zip(starts, stops, strict=True)]
-    )
+    expected = [np.geomspace(s, e, 3) for s, e in zip(starts, stops, strict=True)]
+    np.testing.assert_allclose(out, expected)
     out = T.vmap(lambda s: tnp.geomspace(s, 4.0, 3))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(out, [np.geomspace(1.0, 4.0, 3), np.geomspace(2.0, 4.0, 3)])
     xs = np.random.default_rng(0).normal(size=(2, 3, 4))
