@@ -22,8 +22,16 @@ from transforms.core import Array, ArrayLike, Primitive, Tracer
 
 from . import _arithmetic, _shape
 from ._batching import axis_size, materialized, reduction_rule, to_front
-from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._define import (
+    is_complex,
+    ndim_of,
+    nondifferentiable,
+    normalize_axes,
+    reject_out,
+    shape_of,
+)
 from ._kit import elementwise_nondifferentiable
+from ._shape import operand as _operand
 
 __all__ = [
     "logical_and",
@@ -60,10 +68,6 @@ __all__ = [
     "ndim",
     "size",
 ]
-
-
-def _operand(a: Any) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 # ---- elementwise ----------------------------------------------------------------------------
@@ -381,7 +385,7 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> bool:
 
 def iscomplexobj(x: Any) -> bool:
     """``numpy.iscomplexobj``: whether the dtype is complex (works on traced values)."""
-    return bool(np.issubdtype(dtype_of(_operand(x)), np.complexfloating))
+    return is_complex(_operand(x))
 
 
 def isrealobj(x: Any) -> bool:
