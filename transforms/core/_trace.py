@@ -284,10 +284,15 @@ class Tracer:
         return operators["abs"](self)
 
     def _arithmetic(self, name: str, other: object, reflected: bool) -> Array:
-        # bind's one-tracer case, inline (see ``Primitive.bind``): with a Python number for
-        # the other operand, this tracer's own trace interprets the primitive
-        if type(other) is float or type(other) is int:
-            trace = self._trace
+        # bind's one-trace cases, inline (see ``Primitive.bind``): with a Python number for
+        # the other operand, or a tracer of the same trace (``ct * y`` in a pullback under
+        # nesting), this tracer's own trace interprets the primitive
+        trace = self._trace
+        if (
+            type(other) is float
+            or type(other) is int
+            or (isinstance(other, Tracer) and other._trace is trace)
+        ):
             if trace.alive:  # (a finished trace's tracer takes the path that says so)
                 args = (other, self) if reflected else (self, other)
                 return trace.process_primitive(number_primitives[name], args, {})  # type: ignore[return-value]
