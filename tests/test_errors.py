@@ -365,6 +365,14 @@ def test_missing_numpy_function_attribute_error(name: str) -> None:
         getattr(tnp, name)
 
 
+@pytest.mark.parametrize(("module", "name"), [(tnp.fft, "hfft"), (tnp.linalg, "tensorinv")])
+def test_missing_submodule_function_attribute_error(module: Any, name: str) -> None:
+    with pytest.raises(AttributeError, match=rf"'{name}'.*not \(yet\) differentiable.*define it"):
+        getattr(module, name)
+    with pytest.raises(AttributeError, match="has no attribute 'definitely_not_numpy'"):
+        module.definitely_not_numpy
+
+
 def test_missing_function_is_not_hasattr() -> None:
     assert not hasattr(tnp, MISSING[0])
 

@@ -10,7 +10,9 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeAlias, TypeVar, TypeVarTuple, overload
 
-from transforms.core import Array
+import numpy as np
+
+from transforms.core import Array, Tracer
 from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.reverse import Loan
@@ -178,14 +180,39 @@ def _value_and_grad(
         partial = partial_of(fun, args, kwargs, nums)
         primals = [args[n] for n in nums]
         check_input_dtypes(primals, nums, transform, holomorphic)
-        with Loan() as loan:  # the backward pass runs here: inputs may be borrowed, not copied
-            out, pullback, aux = vjp_flat(partial, primals, has_aux, transform, nums, loan=loan)
-            grads = pullback(_scalar_seed(out, transform, holomorphic))
-            out, aux, grads = loan.settle((out, aux, grads))
+        if all(isinstance(p, _BARE) for p in primals):  # never borrowed (see ``Loan``)
+            out, aux, grads = _forward_backward(
+                partial, primals, has_aux, transform, nums, holomorphic, None
+            )
+        else:
+            with Loan() as loan:  # the backward pass runs inside: inputs may be borrowed
+                out, aux, grads = _forward_backward(
+                    partial, primals, has_aux, transform, nums, holomorphic, loan
+                )
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, aux) if has_aux else out), grads
 
     return value_and_grad_fun
+
+
+_BARE = (np.ndarray, np.generic, Tracer, int, float, complex)
+"""Arguments that are leaves themselves: the caller's own names for them cannot be counted,
+so a ``Loan`` never borrows them (and is not opened)."""
+
+
+def _forward_backward(
+    fun: Callable[..., Any],
+    primals: list[Any],
+    has_aux: bool,
+    transform: str,
+    nums: Sequence[int],
+    holomorphic: bool,
+    loan: Loan | None,
+) -> tuple[Any, Any, Any]:
+    """``(out, aux, grads)``: the forward pass and, before returning, the backward pass."""
+    out, pullback, aux = vjp_flat(fun, primals, has_aux, transform, nums, loan=loan)
+    grads = pullback(_scalar_seed(out, transform, holomorphic))
+    return (out, aux, grads) if loan is None else loan.settle((out, aux, grads))
 
 
 # begin generated overloads: grad_decorator (python -m tools.overloads)

@@ -10,7 +10,7 @@ union, so adding a function touches only its family module.
 """
 
 import sys as _sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as _np
 
@@ -38,6 +38,8 @@ from ._construct import *  # noqa: F403
 from ._elementwise import *  # noqa: F403
 from ._extras import *  # noqa: F403
 from ._indexing import *  # noqa: F403
+from ._define import HOW_TO_ADD as _HOW_TO_ADD
+from ._define import missing_names as _missing_names
 from ._install import install as _install
 from ._nondiff import *  # noqa: F403
 from ._products import *  # noqa: F403
@@ -61,15 +63,7 @@ __all__ += ["fft", "linalg", "random"]
 
 
 if not TYPE_CHECKING:  # checkers then report a missing name as an error, not as Any
-
-    def __getattr__(name: str) -> Any:
-        if hasattr(_np, name):
-            raise AttributeError(
-                f"transforms.numpy has no '{name}': numpy.{name} is not (yet) differentiable here. "
-                f"Calling numpy.{name} on traced values would drop their derivatives; "
-                "file an issue, or define it with transforms.primitive and defjvp/defvjp/defbatch."
-            )
-        raise AttributeError(f"module 'transforms.numpy' has no attribute '{name}'")
+    __getattr__ = _missing_names("transforms.numpy", _np, _HOW_TO_ADD)
 
 
 _install(_sys.modules[__name__])

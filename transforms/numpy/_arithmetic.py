@@ -26,8 +26,8 @@ from transforms.sparsity import defsparsity, multiply_rule
 from transforms.sparsity import elementwise_rule as sparsity_elementwise
 
 from ._batching import elementwise_rule
-from ._define import dtype_of, shape_of
-from ._elementwise import exp, exp2, floor, imag, is_complex, log, positive, real, sign, trunc
+from ._define import dtype_of, is_complex, shape_of
+from ._elementwise import exp, exp2, floor, imag, log, positive, real, sign, trunc
 from ._kit import elementwise, elementwise_function, elementwise_nondifferentiable, unary
 from ._shape import astype, to_operand, to_output, where
 from ._shape import operands as _operands

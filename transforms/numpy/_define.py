@@ -6,7 +6,8 @@ the family constructors are in ``_kit``, the structural operations rules use in 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeGuard
+from types import ModuleType
+from typing import Any, NoReturn, TypeGuard
 
 import numpy as np
 
@@ -16,10 +17,13 @@ __all__ = [
     "shape_of",
     "ndim_of",
     "dtype_of",
+    "is_complex",
     "normalize_axes",
     "is_traced",
     "nondifferentiable",
     "reject_out",
+    "missing_names",
+    "HOW_TO_ADD",
 ]
 
 
@@ -30,6 +34,11 @@ def is_traced(x: object) -> TypeGuard[Tracer]:
 def shape_of(x: Any) -> tuple[int, ...]:
     """The shape of an array, tracer or scalar."""
     return x.shape if isinstance(x, (np.ndarray, Tracer, np.generic)) else np.shape(x)
+
+
+def is_complex(x: Any) -> bool:
+    """Whether an array, tracer or scalar has a complex dtype."""
+    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 
 
 def ndim_of(x: Any) -> int:
@@ -69,3 +78,23 @@ def reject_out(name: str, out: object) -> None:
             f"transforms.numpy.{name}: out= is not supported (a transformed result cannot be "
             "written into an array); use the returned array"
         )
+
+
+HOW_TO_ADD = "file an issue, or define it with transforms.primitive and defjvp/defvjp/defbatch."
+
+
+def missing_names(ours: str, theirs: ModuleType, how: str) -> Callable[[str], NoReturn]:
+    """The module ``__getattr__`` of a differentiable namespace ``ours`` (its name) of the
+    library ``theirs``: a name ``theirs`` has says that it is not (yet) differentiable here,
+    then ``how`` to get it; any other name is an ordinary missing attribute."""
+
+    def __getattr__(name: str) -> NoReturn:
+        if hasattr(theirs, name):
+            raise AttributeError(
+                f"{ours} has no '{name}': {theirs.__name__}.{name} is not (yet) differentiable "
+                f"here. Calling {theirs.__name__}.{name} on traced values would drop their "
+                f"derivatives; {how}"
+            )
+        raise AttributeError(f"module '{ours}' has no attribute '{name}'")
+
+    return __getattr__

@@ -31,7 +31,7 @@ from transforms.sparsity import defsparsity
 from transforms.sparsity import elementwise_rule as sparsity_elementwise
 
 from ._batching import elementwise_rule
-from ._define import dtype_of, is_traced
+from ._define import dtype_of, is_complex, is_traced
 from ._kit import unary
 from ._shape import operand as _operand
 from ._shape import where, zeros_like
@@ -84,10 +84,6 @@ __all__ = [
     "rint",
     "fix",
 ]
-
-
-def is_complex(x: Any) -> bool:
-    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 
 
 def _unary(

@@ -37,6 +37,7 @@ from transforms.sparsity import axes_rule, defsparsity, index_rule
 
 from . import _elementwise, _indexing, _shape
 from ._define import dtype_of, reject_out, shape_of
+from ._define import is_complex as _is_complex
 
 __all__ = [
     "fft",
@@ -67,10 +68,6 @@ _NORMS: dict[object, NormName] = {
 
 
 # ---- shared helpers ------------------------------------------------------------------------
-def _is_complex(x: Any) -> bool:
-    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
-
-
 def _real_like(z: Any, dtype: np.dtype[Any]) -> Any:
     """The real part of the cotangent ``z`` of a real input of ``dtype``."""
     r = _elementwise.real(z)

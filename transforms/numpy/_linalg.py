@@ -72,6 +72,7 @@ from transforms.sparsity import defsparsity, dense_rule
 from . import _arithmetic, _elementwise, _indexing, _products, _reductions, _shape
 from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
+from ._define import is_complex as _is_complex
 from ._products import matmul
 from ._shape import in_dtype_of
 from ._shape import operand as _operand
@@ -151,10 +152,6 @@ for _cls in (SlogdetResult, EighResult, EigResult, QRResult, SVDResult, LstsqRes
 
 
 # ---- helpers (differentiable, broadcasting over leading dimensions) --------------------------
-def _is_complex(x: Any) -> bool:
-    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
-
-
 def _mT(x: Any) -> Array:
     """Swap the last two axes (a batched matrix transpose)."""
     n = ndim_of(x)

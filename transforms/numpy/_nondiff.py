@@ -22,7 +22,14 @@ from transforms.core import Array, ArrayLike, Primitive, Tracer
 
 from . import _arithmetic, _shape
 from ._batching import axis_size, materialized, reduction_rule, to_front
-from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._define import (
+    is_complex,
+    ndim_of,
+    nondifferentiable,
+    normalize_axes,
+    reject_out,
+    shape_of,
+)
 from ._kit import elementwise_nondifferentiable
 from ._shape import operand as _operand
 
@@ -378,7 +385,7 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> bool:
 
 def iscomplexobj(x: Any) -> bool:
     """``numpy.iscomplexobj``: whether the dtype is complex (works on traced values)."""
-    return bool(np.issubdtype(dtype_of(_operand(x)), np.complexfloating))
+    return is_complex(_operand(x))
 
 
 def isrealobj(x: Any) -> bool:

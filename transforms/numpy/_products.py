@@ -27,6 +27,7 @@ from . import _elementwise, _indexing, _reductions, _shape
 from ._arithmetic import multiply
 from ._batching import axis_size, is_identity_basis, materialized, to_front
 from ._define import dtype_of, ndim_of, shape_of
+from ._define import is_complex as _is_complex
 from ._shape import array, broadcast_to, in_dtype_of, reshape, transpose, unbroadcast
 from ._shape import operands as _operands
 
@@ -211,10 +212,6 @@ def outer(a: ArrayLike, b: ArrayLike) -> Array:
     a = array(a) if isinstance(a, (list, tuple)) else a
     b = array(b) if isinstance(b, (list, tuple)) else b
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
-
-
-def _is_complex(x: Any) -> bool:
-    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 
 
 def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:

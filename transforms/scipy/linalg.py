@@ -50,6 +50,7 @@ from transforms.extend import (
     to_front,
     unbroadcast,
 )
+from transforms.numpy._define import is_complex as _is_complex
 from transforms.numpy._shape import operand as _operand
 from transforms.sparsity import defsparsity, dense_rule
 from transforms.taylor import deftaylor, ode_rule
@@ -76,10 +77,6 @@ Trans = Literal[0, 1, 2, "N", "T", "C"]
 
 
 # ---- helpers ------------------------------------------------------------------------------
-def _is_complex(x: Any) -> bool:
-    return bool(np.issubdtype(dtype_of(x), np.complexfloating))
-
-
 def _mT(x: Any) -> Any:
     return tnp.swapaxes(x, -1, -2)
 

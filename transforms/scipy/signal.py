@@ -17,8 +17,9 @@ import numpy as np
 import scipy.signal as _ss
 
 import transforms.numpy as tnp
-from transforms.extend import dtype_of, ndim_of, shape_of
+from transforms.extend import ndim_of, shape_of
 from transforms.numpy._convolution import Method, mode_of
+from transforms.numpy._define import is_complex as _is_complex
 from transforms.numpy._shape import operand as _operand
 from transforms.typing import Array, ArrayLike
 
@@ -81,7 +82,7 @@ def correlate(
     SciPy computes it (``'same'`` is centred on ``in1``); differentiable in both inputs."""
     a, b = _operand(in1), _operand(in2)
     _check("correlate", a, b, mode, method)
-    if np.issubdtype(dtype_of(b), np.complexfloating):
+    if _is_complex(b):
         b = tnp.conj(b)
     if ndim_of(a) == 0:
         return a * b  # type: ignore[no-any-return]

@@ -9,11 +9,12 @@ attribute access, never silently.
 """
 
 import sys as _sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import scipy.special as _sp
 
 from transforms.extend import register_twins as _register_twins
+from transforms.numpy._define import missing_names as _missing_names
 
 from . import _bessel, _convenience, _erf, _gamma, _logistic
 from ._bessel import *  # noqa: F403
@@ -31,15 +32,9 @@ __all__ += _logistic.__all__
 
 
 if not TYPE_CHECKING:  # checkers then report a missing name as an error, not as Any
-
-    def __getattr__(name: str) -> Any:
-        if hasattr(_sp, name):
-            raise AttributeError(
-                f"transforms.scipy.special has no '{name}': scipy.special.{name} is not (yet) "
-                f"differentiable here. Calling scipy.special.{name} on traced values would "
-                "drop their derivatives; file an issue, or define it with transforms.extend"
-            )
-        raise AttributeError(f"module 'transforms.scipy.special' has no attribute '{name}'")
+    __getattr__ = _missing_names(
+        "transforms.scipy.special", _sp, "file an issue, or define it with transforms.extend"
+    )
 
 
 _register_twins(_sys.modules[__name__], _sp, "SciPy")
