@@ -374,3 +374,27 @@ def test_integer_powers_match_the_closed_form(x0: float) -> None:
         np.testing.assert_allclose([float(v) for v in ys], expected, rtol=1e-13, err_msg=f"{n}")
         assert all(float(v) == 0.0 for v in ys[n:]), n
     _check_paths(lambda x: x**5, (np.array([0.3, -0.8]),), 6)
+
+
+@pytest.mark.parametrize("f", [tnp.sin, tnp.cos, tnp.exp, tnp.log, lambda x: tnp.sin(x) * x**3])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_recurrences_on_plain_arrays(f: Callable[[Any], Any], dtype: Any) -> None:
+    """sin/cos's joint recurrence and the plain convolution (real and complex weights)."""
+    rng = np.random.default_rng(2)
+    x = (rng.uniform(0.2, 1.5, (2, 3)) + (0.5j if dtype is np.complex128 else 0)).astype(dtype)
+    order = 6
+    series = [
+        [
+            (rng.uniform(-1, 1, x.shape) * (1 + 1j)).astype(dtype)
+            if dtype is np.complex128
+            else rng.uniform(-1, 1, x.shape)
+            for _ in range(order)
+        ]
+    ]
+    plain = T.jet(f, (x,), series)[1]
+    expected = _reference_terms(f, (x,), series, order)
+    traced = _traced_terms(f, (x,), series)
+    for k, (p, t, e) in enumerate(zip(plain, traced, expected, strict=True)):
+        assert p.dtype == dtype and p.shape == x.shape
+        np.testing.assert_allclose(p, e, rtol=1e-10, atol=1e-12, err_msg=f"order {k + 1}")
+        np.testing.assert_allclose(t, p, rtol=1e-13, atol=1e-14, err_msg=f"order {k + 1}")
