@@ -10,6 +10,8 @@ lower likelihood loss than the start, and the figure shows the posterior with it
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.optimize
 from _cli import new_figure, parse_args, save
@@ -29,7 +31,7 @@ def neg_log_likelihood(theta: T.Array, x: T.Array, y: T.Array) -> T.Array:
     K = kernel(x, x, theta[0], theta[1]) + (tnp.exp(2 * theta[2]) + 1e-8) * np.eye(n)
     L = tnp.linalg.cholesky(K)
     z = tnp.linalg.solve(L, y)  # L z = y, so y^T K^-1 y = |z|^2
-    return 0.5 * tnp.sum(z**2) + tnp.sum(tnp.log(tnp.diagonal(L))) + 0.5 * n * np.log(2 * np.pi)
+    return 0.5 * tnp.sum(z**2) + tnp.sum(tnp.log(tnp.diagonal(L))) + 0.5 * n * math.log(2 * math.pi)
 
 
 def posterior(
@@ -62,8 +64,12 @@ def main() -> None:
     assert np.allclose(g0, fd, rtol=1e-6, atol=1e-7), (g0, fd)
     print(f"gradient at the start: {np.round(g0, 4)} (central differences agree)")
 
+    def objective(t: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = value_and_grad(t, x, y)
+        return float(value), np.asarray(grad)
+
     result = scipy.optimize.minimize(
-        lambda t: tuple(np.asarray(v) for v in value_and_grad(t, x, y)),
+        objective,
         theta0,
         jac=True,
         method="L-BFGS-B",

@@ -44,14 +44,18 @@ def fixed_point(f: Layer, z0: T.Array, *args: T.Array) -> T.Array:
     return iterate(lambda z: f(*args, z), z0)
 
 
-def fixed_point_fwd(f: Layer, z0: T.Array, *args: T.Array) -> tuple[T.Array, tuple]:
+Residuals = tuple[tuple[T.Array, ...], T.Array]  # the layer's arguments and the fixed point
+
+
+def fixed_point_fwd(f: Layer, z0: T.Array, *args: T.Array) -> tuple[T.Array, Residuals]:
     z = fixed_point(f, z0, *args)
     return z, (args, z)
 
 
-def fixed_point_bwd(f: Layer, residuals: tuple, ct: T.Array) -> tuple[T.Array | None, ...]:
+def fixed_point_bwd(f: Layer, residuals: Residuals, ct: T.Array) -> tuple[T.Array | None, ...]:
     args, z = residuals
-    _, pullback = T.vjp(f, *args, z)
+    primals = (*args, z)
+    _, pullback = T.vjp(f, *primals)
     w = iterate(lambda w: ct + pullback(w)[-1], ct)  # w = ct + (df/dz)^T w
     return (None, *pullback(w)[:-1])  # None: z0 does not change the fixed point
 
@@ -59,9 +63,9 @@ def fixed_point_bwd(f: Layer, residuals: tuple, ct: T.Array) -> tuple[T.Array | 
 fixed_point.defvjp(fixed_point_fwd, fixed_point_bwd)
 
 
-def unrolled(z0: T.Array, *args: T.Array) -> T.Array:
+def unrolled(z0: T.Array, W: T.Array, U: T.Array, b: T.Array, x: T.Array) -> T.Array:
     """The same fixed point by plain iteration: reverse mode records every step."""
-    return iterate(lambda z: layer(*args, z), z0)
+    return iterate(lambda z: layer(W, U, b, x, z), z0)
 
 
 def main() -> None:
@@ -69,11 +73,11 @@ def main() -> None:
     rng = np.random.default_rng(0)
     n, d = 8, 3
     W = rng.standard_normal((n, n))
-    params = [
+    params: tuple[T.Array, T.Array, T.Array] = (
         0.5 * W / np.linalg.norm(W, 2),  # W, spectral norm 1/2: a contraction
         rng.standard_normal((n, d)),  # U
         0.1 * rng.standard_normal(n),  # b
-    ]
+    )
     x, target, z0 = rng.standard_normal(d), rng.uniform(-0.5, 0.5, n), np.zeros(n)
 
     def loss(W: T.Array, U: T.Array, b: T.Array, x: T.Array) -> T.Array:
@@ -97,8 +101,9 @@ def main() -> None:
     first = float(loss(*params, x))
     for _ in range(50 if args.quick else 200):
         _, grads = value_and_grad(*params, x)
-        params = [p - 0.05 * g for p, g in zip(params, grads, strict=True)]
-        params[0] = 0.5 * params[0] / max(0.5, np.linalg.norm(params[0], 2))  # a contraction
+        W_next, U_next, b_next = (p - 0.05 * g for p, g in zip(params, grads, strict=True))
+        spectral = max(0.5, float(np.linalg.norm(W_next, 2)))
+        params = (0.5 * W_next / spectral, U_next, b_next)  # W stays a contraction
     last = float(loss(*params, x))
     print(f"training through the implicit layer: loss {first:.4f} -> {last:.2e}")
     assert last < (0.5 if args.quick else 1e-3) * first

@@ -50,7 +50,10 @@ def maml_loss(
     return tnp.mean(T.vmap(task_loss)(xs, ys, xq, yq))
 
 
-def sample_tasks(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
+Tasks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # support x, y; query x, y
+
+
+def sample_tasks(rng: np.random.Generator, n: int) -> Tasks:
     amp = rng.uniform(0.1, 5.0, (n, 1))
     phase = rng.uniform(0.0, np.pi, (n, 1))
     xs, xq = rng.uniform(-5, 5, (n, SHOTS)), rng.uniform(-5, 5, (n, SHOTS))
@@ -81,7 +84,11 @@ def main() -> None:
     fd = (shifted(h) - shifted(-h)) / (2 * h)
     exact = sum(float(np.sum(meta_grad[k] * direction[k])) for k in params)
     assert np.isclose(exact, fd, rtol=1e-6), (exact, fd)
-    fo_grad = T.grad(lambda p: maml_loss(p, *tasks, first_order=True))(params)
+
+    def first_order_loss(p: Params) -> T.Array:
+        return maml_loss(p, *tasks, first_order=True)
+
+    fo_grad = T.grad(first_order_loss)(params)
     first_order = sum(float(np.sum(fo_grad[k] * direction[k])) for k in params)
     print(
         f"meta-gradient along a random direction: {exact:.6f} (finite differences {fd:.6f},"

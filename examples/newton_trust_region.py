@@ -40,7 +40,8 @@ def subproblem(g: np.ndarray, H: np.ndarray, radius: float) -> np.ndarray:
     gq = vectors.T @ g
 
     def step(lam: float) -> np.ndarray:
-        return -vectors @ (gq / (eigenvalues + lam))
+        p: np.ndarray = -vectors @ (gq / (eigenvalues + lam))
+        return p
 
     if eigenvalues[0] > 0 and np.linalg.norm(step(0.0)) <= radius:
         return step(0.0)
@@ -52,7 +53,10 @@ def subproblem(g: np.ndarray, H: np.ndarray, radius: float) -> np.ndarray:
     return step(hi)
 
 
-def trust_region(x: np.ndarray, steps: int, make_step: Callable[..., np.ndarray]) -> np.ndarray:
+Step = Callable[[np.ndarray, np.ndarray, float], tuple[np.ndarray, float]]  # (step, decrease)
+
+
+def trust_region(x: np.ndarray, steps: int, make_step: Step) -> np.ndarray:
     """The basic trust-region loop: accept a step if the model predicted the decrease."""
     radius = 1.0
     for _ in range(steps):
@@ -118,8 +122,17 @@ def main() -> None:
     print(f"trust region, exact Hessian (n={n}): |x - 1| = {np.linalg.norm(x_exact - 1):.1e}")
     assert np.allclose(x_exact, 1.0, atol=1e-8), x_exact
 
+    def value(x: np.ndarray) -> float:  # SciPy takes floats and plain arrays
+        return float(rosenbrock(x))
+
+    def gradient(x: np.ndarray) -> np.ndarray:
+        return np.asarray(grad(x))
+
+    def hess(x: np.ndarray) -> np.ndarray:
+        return np.asarray(hessian(x))
+
     scipy_result = scipy.optimize.minimize(
-        rosenbrock, x0, jac=grad, hess=hessian, method="trust-exact", options={"gtol": 1e-10}
+        value, x0, jac=gradient, hess=hess, method="trust-exact", options={"gtol": 1e-10}
     )
     print(f"scipy trust-exact, same derivatives: {scipy_result.nit} iterations")
     assert scipy_result.success and np.allclose(scipy_result.x, x_exact, atol=1e-8)

@@ -56,7 +56,7 @@ def newton(n: int, tol: float = 1e-10) -> tuple[np.ndarray, list[float], np.ndar
         if norms[-1] < tol:
             break
         J = jacobian(u, n, f)
-        u = u - scipy.sparse.linalg.spsolve(J.tocsc(), r)
+        u = u - scipy.sparse.linalg.spsolve(J.tocsr(), r)
     return u, norms, exact
 
 

@@ -776,3 +776,18 @@ def test_jacobians_with_one_output_or_input_element() -> None:
     close(hess, 2 * np.cos(0.4) - 0.4 * np.sin(0.4))
     seedless = T.jacrev(lambda v: tnp.sum(v))(x)
     assert seedless.flags.writeable and seedless.shape == (2,)
+
+
+def test_matmul_of_two_matrices_in_reverse_mode_and_nested() -> None:
+    """The two-matrix pullbacks (``ct @ y.T``, ``x.T @ ct``): the gradient of
+    ``sum(sin(X @ W))`` with respect to both, and its Hessian-vector product (the pullbacks
+    differentiated again), against the closed forms."""
+    rng = np.random.default_rng(3)
+    X, W, V = rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    g_X, g_W = T.grad(lambda X, W: tnp.sum(tnp.sin(X @ W)), argnums=(0, 1))(X, W)
+    assert_allclose(g_X, np.cos(X @ W) @ W.T, rtol=1e-13)
+    assert_allclose(g_W, X.T @ np.cos(X @ W), rtol=1e-13)
+    _, (Hv,) = T.hvp(lambda W: tnp.sum(tnp.sin(X @ W)), (W,), (V,))
+    assert_allclose(Hv, X.T @ (-np.sin(X @ W) * (X @ V)), rtol=1e-12)
+    g2 = T.grad(lambda W: tnp.sum(T.grad(lambda W: tnp.sum(tnp.sin(X @ W)))(W) * V))(W)
+    assert_allclose(g2, Hv, rtol=1e-12)

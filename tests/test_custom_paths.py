@@ -2,12 +2,14 @@
 finite differences of the function itself (never against our own derivatives).
 
 Each path computes the same kind of scalar function of ``x`` (shape (3,)) through one
-mechanism whose rules are the true derivative: ``custom_jvp``, ``custom_vjp``,
-``checkpoint``, a user primitive with a container argument, ``custom_root`` and
-``custom_linear_solve`` (the operator depending on ``x``), and two rules with convergence
-loops. Every (path, mode) pair is either exact (matches finite differences) or refused with
-the documented exception: the table ``REFUSED`` lists the refusals, so a new silent wrong
-number (or a refusal that disappears) fails here. Hypothesis draws the point.
+mechanism whose rules are the true derivative: ``custom_jvp``, ``custom_vjp`` (each also
+with a tuple output, and with a dict output of a pytree argument, one of whose leaves the
+path does not use), ``checkpoint``, a user primitive with a container argument,
+``custom_root`` and ``custom_linear_solve`` (the operator depending on ``x``), and rules
+with convergence loops (with one output and with a tuple output). Every (path, mode) pair
+is either exact (matches finite differences) or refused with the documented exception: the
+table ``REFUSED`` lists the refusals, so a new silent wrong number (or a refusal that
+disappears) fails here. Hypothesis draws the point.
 """
 
 from __future__ import annotations
@@ -138,6 +140,111 @@ def _looping_jvp_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
     return _looping_jvp(x), u
 
 
+# ---- pytree outputs: (a, b) = (sin(x) x, exp(0.3 x)); {"u": s sin(x), "v": (s x^2, unused)}
+@T.custom_jvp
+def _jvp_tuple(x: Any) -> Any:
+    return tnp.sin(x) * x, tnp.exp(0.3 * x)
+
+
+@_jvp_tuple.defjvp
+def _jvp_tuple_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    return _jvp_tuple(x), ((tnp.cos(x) * x + tnp.sin(x)) * t, 0.3 * tnp.exp(0.3 * x) * t)
+
+
+@T.custom_vjp
+def _vjp_tuple(x: Any) -> Any:
+    return tnp.sin(x) * x, tnp.exp(0.3 * x)
+
+
+def _vjp_tuple_bwd(x: Any, ct: Any) -> tuple[Any]:
+    ct_a, ct_b = ct
+    return ((tnp.cos(x) * x + tnp.sin(x)) * ct_a + 0.3 * tnp.exp(0.3 * x) * ct_b,)
+
+
+_vjp_tuple.defvjp(lambda x: (_vjp_tuple(x), x), _vjp_tuple_bwd)
+
+
+def _tuple_path(fn: Any) -> Callable[[Any], Any]:
+    def path(x: Any) -> Any:
+        a, b = fn(x)
+        return tnp.sum(W * a + a * b + b**2)
+
+    return path
+
+
+@T.custom_jvp
+def _jvp_dict(p: Any) -> Any:
+    x, s = p["x"], p["s"][0]
+    return {"u": s * tnp.sin(x), "v": (s * x**2, tnp.cos(x))}
+
+
+@_jvp_dict.defjvp
+def _jvp_dict_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (p,), (tp,) = primals, tangents
+    x, s, tx, ts = p["x"], p["s"][0], tp["x"], tp["s"][0]
+    tangent = {
+        "u": ts * tnp.sin(x) + s * tnp.cos(x) * tx,
+        "v": (ts * x**2 + 2 * s * x * tx, -tnp.sin(x) * tx),
+    }
+    return _jvp_dict(p), tangent
+
+
+@T.custom_vjp
+def _vjp_dict(p: Any) -> Any:
+    x, s = p["x"], p["s"][0]
+    return {"u": s * tnp.sin(x), "v": (s * x**2, tnp.cos(x))}
+
+
+def _vjp_dict_bwd(p: Any, ct: Any) -> tuple[Any]:
+    x, s = p["x"], p["s"][0]
+    ct_u, (ct_v, ct_w) = ct["u"], ct["v"]
+    ct_x = s * tnp.cos(x) * ct_u + 2 * s * x * ct_v - tnp.sin(x) * ct_w
+    return ({"x": ct_x, "s": (tnp.sum(tnp.sin(x) * ct_u + x**2 * ct_v),)},)
+
+
+_vjp_dict.defvjp(lambda p: (_vjp_dict(p), p), _vjp_dict_bwd)
+
+
+def _dict_path(fn: Any) -> Callable[[Any], Any]:
+    def path(x: Any) -> Any:  # "v"[1] is not used: its cotangent is a zero
+        out = fn({"x": x, "s": (tnp.sum(x) + 2.0,)})
+        return tnp.sum(W * out["u"] + out["u"] * out["v"][0])
+
+    return path
+
+
+@T.custom_vjp
+def _looping_vjp_tuple(x: Any) -> Any:
+    return tnp.sin(x) * x, x**2
+
+
+def _looping_tuple_bwd(x: Any, ct: Any) -> tuple[Any]:
+    target = ct[0] * (tnp.cos(x) * x + tnp.sin(x)) + ct[1] * 2 * x
+    w = ct[0]
+    while tnp.max(tnp.abs(w - target)) > 1e-15:  # a convergence loop on the cotangent
+        w = 0.5 * (w + target)
+    return (w,)
+
+
+_looping_vjp_tuple.defvjp(lambda x: (_looping_vjp_tuple(x), x), _looping_tuple_bwd)
+
+
+@T.custom_jvp
+def _looping_jvp_tuple(x: Any) -> Any:
+    return tnp.sin(x) * x, x**2
+
+
+@_looping_jvp_tuple.defjvp
+def _looping_jvp_tuple_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    g = tnp.cos(x) * x + tnp.sin(x)
+    u = t
+    while tnp.max(tnp.abs(u - g * t)) > 1e-15:  # a convergence loop on the tangent
+        u = 0.5 * (u + g * t)
+    return _looping_jvp_tuple(x), (u, 2 * x * t)
+
+
 PATHS: dict[str, Callable[[Any], Any]] = {
     "custom_jvp": lambda x: tnp.sum(W * _jvp_fn(x) + _jvp_fn(x) ** 2),
     "custom_vjp": lambda x: tnp.sum(W * _vjp_fn(x) + _vjp_fn(x) ** 2),
@@ -151,6 +258,12 @@ PATHS: dict[str, Callable[[Any], Any]] = {
     "custom_jvp with a loop in its rule": lambda x: tnp.sum(
         W * _looping_jvp(x) + _looping_jvp(x) ** 2
     ),
+    "custom_jvp with a tuple output": _tuple_path(_jvp_tuple),
+    "custom_vjp with a tuple output": _tuple_path(_vjp_tuple),
+    "custom_jvp with a dict output": _dict_path(_jvp_dict),
+    "custom_vjp with a dict output": _dict_path(_vjp_dict),
+    "custom_vjp with a tuple output and a loop in bwd": _tuple_path(_looping_vjp_tuple),
+    "custom_jvp with a tuple output and a loop in its rule": _tuple_path(_looping_jvp_tuple),
 }
 
 V = np.array([0.3, -0.7, 1.1])
@@ -173,17 +286,24 @@ MODES: dict[str, Callable[[Any, Any], Any]] = {  # each returns a gradient or a 
 SECOND_ORDER = {"hessian", "jacfwd of grad"}
 
 # (path, mode) -> the exception: the refusals, each documented in docs/custom-rules.md
+_LOOPING_VJP = ("custom_vjp with a loop in bwd", "custom_vjp with a tuple output and a loop in bwd")
+_LOOPING_JVP = (
+    "custom_jvp with a loop in its rule",
+    "custom_jvp with a tuple output and a loop in its rule",
+)
 REFUSED: dict[tuple[str, str], type[Exception]] = {
     **{
-        ("custom_vjp with a loop in bwd", m): T.ConcretizationTypeError
+        (p, m): T.ConcretizationTypeError
+        for p in _LOOPING_VJP
         for m in ("jvp", "jacfwd", "hessian", "jacfwd of grad")
     },
-    ("custom_vjp with a loop in bwd", "vmap of grad"): T.TracerBoolConversionError,
+    **{(p, "vmap of grad"): T.TracerBoolConversionError for p in _LOOPING_VJP},
     **{
-        ("custom_jvp with a loop in its rule", m): T.ConcretizationTypeError
+        (p, m): T.ConcretizationTypeError
+        for p in _LOOPING_JVP
         for m in ("grad", "jacrev", "vmap of grad", "hessian", "jacfwd of grad", "grad of grad")
     },
-    ("custom_jvp with a loop in its rule", "jacfwd"): T.TracerBoolConversionError,
+    **{(p, "jacfwd"): T.TracerBoolConversionError for p in _LOOPING_JVP},
     ("custom_root", "vmap of grad"): NotImplementedError,
     ("custom_linear_solve", "vmap of grad"): NotImplementedError,
 }

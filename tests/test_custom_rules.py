@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tracemalloc
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -443,8 +443,259 @@ def test_custom_vjp_wrong_number_of_cotangents() -> None:
         return x * y
 
     f.defvjp(lambda x, y: (x * y, None), lambda _, ct: (ct,))
-    with pytest.raises(ValueError, match="1 cotangent"):
+    with pytest.raises(TypeError, match="1 cotangent"):  # a structure mismatch, as in JAX
         T.grad(f)(np.array(1.0), np.array(2.0))
+
+
+# ---------------------------------------------------------------------------------------
+# pytree outputs: x -> (sin x, {"c": cos x}) whose rules say d(sin) = 2 cos, d(cos) = -3 sin
+# ---------------------------------------------------------------------------------------
+@T.custom_jvp
+def jpair(x: Any) -> Any:
+    return tnp.sin(x), {"c": tnp.cos(x)}
+
+
+@jpair.defjvp
+def _jpair_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    return jpair(x), (2 * tnp.cos(x) * t, {"c": -3 * tnp.sin(x) * t})
+
+
+@T.custom_vjp
+def vpair(x: Any) -> Any:
+    return tnp.sin(x), {"c": tnp.cos(x)}
+
+
+def _vpair_bwd(x: Any, ct: Any) -> tuple[Any]:
+    ct_s, ct_c = ct[0], ct[1]["c"]
+    return (2 * tnp.cos(x) * ct_s - 3 * tnp.sin(x) * ct_c,)
+
+
+vpair.defvjp(lambda x: (vpair(x), x), _vpair_bwd)
+
+PAIRS = {"custom_jvp": jpair, "custom_vjp": vpair}
+W1, W2 = np.array([1.0, 2.0, -1.0]), np.array([0.5, -1.5, 3.0])
+
+
+def pair_d1(x: Any) -> tuple[Any, Any]:  # the rules' first derivatives of both outputs
+    return 2 * np.cos(x), -3 * np.sin(x)
+
+
+def pair_d2(x: Any) -> tuple[Any, Any]:  # ... differentiated: the second derivatives
+    return -2 * np.sin(x), -3 * np.cos(x)
+
+
+def pair_loss(f: Any) -> Callable[[Any], Any]:
+    def loss(x: Any) -> Any:
+        s, rest = f(x)
+        return tnp.sum(W1 * s + W2 * rest["c"]) if np.ndim(x) else s + 2 * rest["c"]
+
+    return loss
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_pytree_output_values_and_structure(kind: str) -> None:
+    f = PAIRS[kind]
+    s, rest = f(XV)
+    assert set(rest) == {"c"}
+    close(s, np.sin(XV))
+    close(rest["c"], np.cos(XV))
+    bs, brest = T.vmap(f)(XB)
+    close(bs, np.sin(XB))
+    close(brest["c"], np.cos(XB))
+    bs, brest = T.vmap(f, in_axes=1)(XB.T)
+    close(brest["c"], np.cos(XB))
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_pytree_output_jvp_vjp_and_jacobians(kind: str) -> None:
+    f = PAIRS[kind]
+    d_s, d_c = pair_d1(XV)
+    t = np.array([1.0, 2.0, -0.5])
+    (s, rest), (t_s, t_rest) = T.jvp(f, (XV,), (t,))
+    close(s, np.sin(XV))
+    close(rest["c"], np.cos(XV))
+    assert set(t_rest) == {"c"}
+    close(t_s, d_s * t)
+    close(t_rest["c"], d_c * t)
+    _, pullback = T.vjp(f, XV)
+    (ct_x,) = pullback((W1, {"c": W2}))
+    close(ct_x, d_s * W1 + d_c * W2)
+    for jac in (T.jacfwd, T.jacrev):
+        j_s, j_rest = jac(f)(XV)
+        close(j_s, np.diag(d_s))
+        close(j_rest["c"], np.diag(d_c))
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_pytree_output_one_used_the_other_a_zero(kind: str) -> None:
+    f = PAIRS[kind]
+    d_s, d_c = pair_d1(XV)
+    close(T.grad(lambda x: tnp.sum(f(x)[1]["c"]))(XV), d_c)
+    close(T.grad(lambda x: tnp.sum(f(x)[0]))(XV), d_s)
+    close(T.jvp(lambda x: f(x)[1]["c"], (XV,), (np.ones(3),))[1], d_c)
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+def test_pytree_output_every_order_and_nesting(kind: str) -> None:
+    loss = pair_loss(PAIRS[kind])
+    (d_s, d_c), (dd_s, dd_c) = pair_d1(XV), pair_d2(XV)
+    close(T.grad(loss)(XV), d_s * W1 + d_c * W2)
+    close(T.hessian(loss)(XV), np.diag(dd_s * W1 + dd_c * W2))
+    close(T.jacrev(T.grad(loss))(XV), np.diag(dd_s * W1 + dd_c * W2))
+    (d_s0, d_c0), (dd_s0, dd_c0) = pair_d1(X0), pair_d2(X0)
+    close(T.grad(loss)(X0), d_s0 + 2 * d_c0)
+    close(T.grad(T.grad(loss))(X0), dd_s0 + 2 * dd_c0)
+    close(T.jvp(T.grad(loss), (X0,), (np.array(3.0),))[1], 3 * (dd_s0 + 2 * dd_c0))
+    close(T.grad(d(loss))(X0), dd_s0 + 2 * dd_c0)
+    (b_s, b_c) = pair_d1(XB)
+    close(T.vmap(T.grad(loss))(XB), b_s * W1 + b_c * W2)
+    close(T.grad(lambda x: tnp.sum(T.vmap(loss)(x)))(XB), b_s * W1 + b_c * W2)
+
+
+def test_pytree_output_and_pytree_argument_with_a_none_part() -> None:
+    # bwd says: d out["z"] / d w = 3 (true: 1), and no cotangent at all for b
+    @T.custom_vjp
+    def f(p: Any) -> Any:
+        return {"y": p["w"] * p["b"], "z": p["w"]}
+
+    f.defvjp(lambda p: (f(p), None), lambda _, ct: ({"w": 3 * ct["z"], "b": None},))
+    p = {"w": np.array([1.0, 2.0]), "b": np.array(0.5, dtype=np.float32)}
+    g = T.grad(lambda p: tnp.sum(f(p)["y"] + f(p)["z"]))(p)
+    close(g["w"], [3.0, 3.0])
+    close(g["b"], 0.0)
+    assert g["b"].dtype == np.float32
+    # forward mode transposes bwd: b's tangent reaches nothing, w's reaches z three times
+    tp = {"w": np.array([1.0, -1.0]), "b": np.array(1.0, dtype=np.float32)}
+    out, tangent = T.jvp(f, (p,), (tp,))
+    close(out["y"], [0.5, 1.0])
+    close(tangent["y"], [0.0, 0.0])
+    close(tangent["z"], [3.0, -3.0])
+
+
+def test_pytree_output_with_nondiff_argnums_and_a_namedtuple() -> None:
+    class Out(NamedTuple):
+        scaled: Any
+        shifted: Any
+
+    @T.custom_vjp
+    def f(k: float, x: Any) -> Any:
+        return Out(k * x, x + k)
+
+    f.defvjp(
+        lambda k, x: (f(k, x), None),
+        lambda k, _, ct: (5 * k * ct.scaled + ct.shifted,),  # 5: the rule is used
+    )
+    f.nondiff_argnums = (0,)
+    out = f(2.0, XV)
+    assert type(out) is Out
+    close(T.grad(lambda x: tnp.sum(f(2.0, x).scaled + f(2.0, x).shifted))(XV), 11 * np.ones(3))
+    _, tangent = T.jvp(lambda x: f(2.0, x), (XV,), (np.ones(3),))
+    assert type(tangent) is Out
+    close(tangent.scaled, 10 * np.ones(3))
+    close(tangent.shifted, np.ones(3))
+
+
+def _two_outputs_jvp(tangent_out: Callable[[Any], Any]) -> Any:
+    @T.custom_jvp
+    def f(x: Any) -> Any:
+        return x, 2 * x
+
+    @f.defjvp
+    def f_jvp(primals: list[Any], tangents: list[Any]) -> Any:
+        (x,), (t,) = primals, tangents
+        return tangent_out((f(x), t))
+
+    return f
+
+
+def _two_outputs_vjp(fwd: Callable[[Any, Any], Any], bwd: Callable[[Any], Any]) -> Any:
+    @T.custom_vjp
+    def f(x: Any) -> Any:
+        return x, 2 * x
+
+    f.defvjp(lambda x: fwd(f(x), x), lambda _, ct: bwd(ct))
+    return f
+
+
+X2 = np.array([1.0, 2.0])
+_OUT = r"tuple\(\*, \*\) of \[float64\[2\], float64\[2\]\]"
+# each misuse: the function, and what the error must say (a TypeError unless a ValueError)
+MISMATCHES: dict[str, tuple[Any, str]] = {
+    "JVP rule: tangent structure": (
+        _two_outputs_jvp(lambda pt: (pt[0], (pt[1],))),
+        rf"custom_jvp function f: the tangent output of its JVP rule must have the structure, "
+        rf"shapes and dtypes of its output, {_OUT}; got tuple\(\*\) of \[float64\[2\]\]",
+    ),
+    "JVP rule: tangent shape": (
+        _two_outputs_jvp(lambda pt: (pt[0], (pt[1], np.ones(3)))),
+        r"tangent output .* got tuple\(\*, \*\) of \[float64\[2\], float64\[3\]\]",
+    ),
+    "JVP rule: a scalar tangent for an array": (
+        _two_outputs_jvp(lambda pt: (pt[0], (pt[1], 1.0))),
+        r"tangent output .* got tuple\(\*, \*\) of \[float64\[2\], float64\[\]\]",
+    ),
+    "JVP rule: tangent dtype": (
+        _two_outputs_jvp(lambda pt: (pt[0], (pt[1], pt[1].astype(np.float32)))),
+        r"tangent output .* got tuple\(\*, \*\) of \[float64\[2\], float32\[2\]\]",
+    ),
+    "JVP rule: primal structure": (
+        _two_outputs_jvp(lambda pt: ([pt[0][0], pt[0][1]], (pt[1], pt[1]))),
+        r"the primal output of its JVP rule must .* got list\(\*, \*\)",
+    ),
+    "JVP rule: not a pair": (
+        _two_outputs_jvp(lambda pt: (pt[0], pt[1], pt[1])),
+        r"custom_jvp function f: its JVP rule must return \(primal_out, tangent_out\)",
+    ),
+    "fwd: not a pair": (
+        _two_outputs_vjp(lambda out, x: (out, x, x), lambda ct: (ct[0],)),
+        r"custom_vjp function f: its fwd rule must return \(out, residuals\), got tuple",
+    ),
+    "fwd: output structure": (
+        _two_outputs_vjp(lambda out, x: ({"a": out[0], "b": out[1]}, x), lambda ct: (ct[0],)),
+        rf"custom_vjp function f: the output of its fwd rule must .* {_OUT}; got dict",
+    ),
+    "fwd: output shape": (
+        _two_outputs_vjp(lambda out, x: ((out[0], out[1][:1]), x), lambda ct: (ct[0],)),
+        r"output of its fwd rule must .* got .* float64\[1\]",
+    ),
+    "bwd: count": (
+        _two_outputs_vjp(lambda out, x: (out, x), lambda ct: (ct[0], ct[1])),
+        r"custom_vjp bwd of f returned 2 cotangent\(s\) for 1 differentiable argument",
+    ),
+    "bwd: not a tuple": (
+        _two_outputs_vjp(lambda out, x: (out, x), lambda ct: ct[0]),
+        r"custom_vjp bwd of f returned array\(\[.*\]\) for 1 differentiable argument",
+    ),
+    "bwd: structure": (
+        _two_outputs_vjp(lambda out, x: (out, x), lambda ct: ((ct[0],),)),
+        r"custom_vjp bwd of f returned a cotangent of structure tuple\(\*\) for argument 0",
+    ),
+    "bwd: shape": (
+        _two_outputs_vjp(lambda out, x: (out, x), lambda ct: (tnp.sum(ct[0]),)),
+        r"custom_vjp bwd of f returned a cotangent of shape and dtype float64\[\] for leaf 0 "
+        r"of argument 0, of float64\[2\]",
+    ),
+    "bwd: complex for a real argument": (
+        _two_outputs_vjp(lambda out, x: (out, x), lambda ct: (ct[0] * 1j,)),
+        r"cotangent of shape and dtype complex128\[2\] for leaf 0 of argument 0, of float64",
+    ),
+}
+
+
+@pytest.mark.parametrize("misuse", sorted(MISMATCHES))
+def test_rule_output_mismatch_names_the_function_and_the_mismatch(misuse: str) -> None:
+    # before pytree outputs, a tangent or cotangent of the wrong shape was broadcast silently
+    f, message = MISMATCHES[misuse]
+    error = (
+        ValueError if misuse in ("bwd: shape", "bwd: complex for a real argument") else TypeError
+    )
+    modes = [lambda: T.grad(lambda x: tnp.sum(f(x)[0] + f(x)[1]))(X2)]
+    if not misuse.startswith("bwd"):  # forward mode never calls bwd on a wrong count
+        modes.append(lambda: T.jvp(f, (X2,), (np.ones(2),)))
+    for mode in modes:
+        with pytest.raises(error, match=message):
+            mode()
 
 
 # ---------------------------------------------------------------------------------------

@@ -621,3 +621,36 @@ def test_pullback_returned_from_outer_vjp_and_differentiated_again() -> None:
     out, pullback = T.vjp(pullback_in_x, X0)
     close(out, tanh_map_jacobian(X0).T @ CT)
     close(pullback(V)[0], pullback_in_x_derivative(X0).T @ V)
+
+
+# ---------------------------------------------------------------------------------------
+# Tracer operators with an ndarray operand (the tracer's own trace interprets them at once;
+# a 0-d array, which may be grad's unit seed, takes the operator's path)
+# ---------------------------------------------------------------------------------------
+OP_A = np.array([0.5, -1.5, 2.0])
+OP_B = np.array([1.5, 2.5, 0.75])
+OP_X = np.array([0.7, 1.3, 0.4])
+
+
+def _operators_with_arrays(x: Any) -> Any:
+    seed_like = np.asarray(2.0)  # 0-d
+    return tnp.sum(x * OP_A + (x - OP_A) * (x / OP_B) + x**OP_B + (x + OP_A) * seed_like)
+
+
+def _operators_with_arrays_grad(x: Any) -> Any:
+    return OP_A + (2 * x - OP_A) / OP_B + OP_B * x ** (OP_B - 1) + 2.0
+
+
+def _operators_with_arrays_hessian(x: Any) -> Any:
+    return np.diag(2 / OP_B + OP_B * (OP_B - 1) * x ** (OP_B - 2))
+
+
+def test_tracer_operators_with_array_operands_in_every_mode() -> None:
+    f, x = _operators_with_arrays, OP_X
+    close(T.grad(f)(x), _operators_with_arrays_grad(x))
+    close(T.jvp(f, (x,), (OP_B,))[1], _operators_with_arrays_grad(x) @ OP_B)
+    hessians = (T.hessian(f), T.jacrev(T.jacfwd(f)), T.jacfwd(T.jacfwd(f)), T.jacrev(T.grad(f)))
+    for hess in hessians:
+        close(hess(x), _operators_with_arrays_hessian(x))
+    xs = np.stack([OP_X, 1.5 * OP_X])
+    close(T.vmap(T.grad(f))(xs), np.stack([_operators_with_arrays_grad(x) for x in xs]))

@@ -4,6 +4,7 @@ non-differentiable ones: plain results, refusals under ``vmap`` where shapes dep
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,22 @@ def test_convolve_and_correlate_are_numpys(mode: str, lengths: tuple[int, int]) 
         _same(tnp.correlate(x, y, mode), np.correlate(x, y, mode))
 
 
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_and_correlate_under_vmap_are_numpys_per_example(mode: str) -> None:
+    """Batched, the convolution is n-d (a batch axis of size 1 in the unbatched operand: NumPy's
+    path sums shifted copies) or per example (both batched); either way NumPy's numbers."""
+    rng = np.random.default_rng(7)
+    xs = rng.normal(size=(4, 5)) + 1j * rng.normal(size=(4, 5))
+    vs = rng.normal(size=(4, 3)) - 0.5j
+    for ours, theirs in ((tnp.convolve, np.convolve), (tnp.correlate, np.correlate)):
+        for a, v in ((xs, vs), (vs, xs), (xs.real, vs.real)):
+            f = partial(ours, mode=mode)
+            pairs = zip(a, v, strict=True)
+            _same(T.vmap(f)(a, v), np.stack([theirs(x, y, mode) for x, y in pairs]))
+            _same(T.vmap(f, (0, None))(a, v[0]), np.stack([theirs(x, v[0], mode) for x in a]))
+            _same(T.vmap(f, (None, 0))(a[0], v), np.stack([theirs(a[0], y, mode) for y in v]))
+
+
 def test_convolve_derivatives_are_the_other_signal() -> None:
     # d/da sum(w * convolve(a, v)) = correlate(w, v, "valid") (the adjoint of convolution)
     w = np.array([1.0, -2.0, 0.5, 3.0, 1.0, -1.0])
@@ -253,13 +270,14 @@ def test_value_dependent_parameters_are_per_example_under_vmap() -> None:
     # geomspace's sign and cov's fweights come from each example, not from the whole batch
     starts, stops = np.array([-1.0, 2.0]), np.array([-3.0, 5.0])
     out = T.vmap(lambda s, e: tnp.geomspace(s, e, 3))(starts, stops)
-    np.testing.assert_allclose(out, [np.geomspace(s, e, 3) for s, e in zip(starts, stops)])
+    expected = [np.geomspace(s, e, 3) for s, e in zip(starts, stops, strict=True)]
+    np.testing.assert_allclose(out, expected)
     out = T.vmap(lambda s: tnp.geomspace(s, 4.0, 3))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(out, [np.geomspace(1.0, 4.0, 3), np.geomspace(2.0, 4.0, 3)])
     xs = np.random.default_rng(0).normal(size=(2, 3, 4))
     fws = np.array([[1, 2, 1, 3], [2, 1, 1, 4]])
     out = T.vmap(lambda x, f: tnp.cov(x, fweights=f))(xs, fws)
-    np.testing.assert_allclose(out, [np.cov(x, fweights=f) for x, f in zip(xs, fws)])
+    np.testing.assert_allclose(out, [np.cov(x, fweights=f) for x, f in zip(xs, fws, strict=True)])
 
 
 def test_unique_values_carry_their_first_occurrences_derivative() -> None:

@@ -680,6 +680,137 @@ def test_read_only_owning_array_is_trusted_and_a_read_only_view_is_copied() -> N
     assert seen[1] is not view and seen[1].base is None
 
 
+def _spy() -> tuple[Any, list[np.ndarray]]:
+    """A primitive ``v * c`` whose VJP maker records the ``v`` it captured (in place or a
+    copy)."""
+    seen: list[np.ndarray] = []
+    spy = T.primitive(lambda v, c: v * c)
+    T.defvjp(
+        spy,
+        lambda ans, v, c: seen.append(v) or (lambda ct: ct * c),  # type: ignore[func-returns-value]
+        lambda ans, v, c: lambda ct: ct * v,
+    )
+    return spy, seen
+
+
+def test_input_in_a_container_is_borrowed_read_only_and_given_back() -> None:
+    """``grad`` of a dict of arrays reads an input held only by the dict in place, read-only
+    while the call runs: a write into it from inside the function (through the caller's
+    dict) is refused, the gradient is the one at the call's value, and the array is
+    writeable again afterwards, also after an exception."""
+    spy, seen = _spy()
+    params = {"w": np.full(3, 2.0)}
+    refused = []
+
+    def f(p: Any) -> Any:
+        y = tnp.sum(spy(p["w"], p["w"]) ** 2)  # the pullback reads w: 4 w^3 at w = 2
+        refused.append(not _mutate(params["w"]))
+        return y
+
+    close(T.grad(f)(params)["w"], np.full(3, 32.0))
+    assert seen[-1] is params["w"], "the input was copied, not borrowed"
+    assert refused == [True] and params["w"].flags.writeable
+    with pytest.raises(Boom):
+        T.grad(lambda p: tnp.sum(spy(p["w"], 1.0)) + _boom())(params)
+    assert params["w"].flags.writeable, "an exception left a borrowed input read-only"
+    assert _mutate(params["w"])
+
+
+def _boom() -> Any:
+    raise Boom("forward")
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [
+        lambda w: w[:],  # a view made before the call
+        lambda w: np.frombuffer(memoryview(w)),  # an array over a memoryview of it
+        lambda w: memoryview(w).cast("B"),  # a memoryview, written bytewise
+    ],
+    ids=["view", "frombuffer", "memoryview"],
+)
+def test_input_with_another_writer_is_copied_not_borrowed(writer: Callable[[Any], Any]) -> None:
+    """Another way to write the input's memory exists before the call (it holds a
+    reference, which the count sees): the input is copied, and a write through it after the
+    use leaves the gradient at the call's value."""
+    spy, seen = _spy()
+    params = {"w": np.full(3, 2.0)}
+    alias = writer(params["w"])
+
+    def f(p: Any) -> Any:
+        y = tnp.sum(spy(p["w"], p["w"]) ** 2)
+        alias[:8] = np.full(1, 5.0).view(np.uint8) if isinstance(alias, memoryview) else 5.0
+        return y
+
+    close(T.grad(f)(params)["w"], np.full(3, 32.0))
+    assert seen[-1] is not params["w"]
+    assert params["w"][0] == 5.0  # the write happened (nothing refused it)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f, w: T.grad(f)(w),  # a bare argument: the caller's names cannot be counted
+        lambda f, w: T.grad(lambda p: f(p[0]))((w, w))[0],  # twice in the tree
+        lambda f, w: T.vjp(f, w)[1](1.0)[0],  # an open call: the pullback may run much later
+    ],
+    ids=["bare", "twice", "vjp"],
+)
+def test_input_not_provably_alone_is_copied(call: Callable[[Any, Any], Any]) -> None:
+    spy, seen = _spy()
+    w = np.full(3, 2.0)
+
+    def f(v: Any) -> Any:
+        y = tnp.sum(spy(v, v) ** 2)
+        w[...] = 5.0  # allowed: the input was copied
+        return y
+
+    close(call(f, w), np.full(3, 32.0))
+    assert seen[-1] is not w
+
+
+def test_results_never_alias_a_borrowed_input() -> None:
+    """A rule may return an operand itself (``multiply(ct, c)`` is ``c`` when ``ct`` is
+    grad's unit seed): the gradient with respect to ``a`` of ``sum(a * b)`` is then the
+    borrowed input ``b``, which the user's results must not alias."""
+    dot = T.primitive(lambda v, c: np.sum(v * c))
+    T.defvjp(
+        dot,
+        lambda ans, v, c: lambda ct: tnp.multiply(ct, c),
+        lambda ans, v, c: lambda ct: tnp.multiply(ct, v),
+    )
+    q = {"a": np.ones(3), "b": np.full(3, 2.0)}
+    for g in (
+        T.grad(lambda q: dot(q["a"], q["b"]))(q),
+        T.value_and_grad(lambda q: dot(q["a"], q["b"]))(q)[1],
+    ):
+        close(g["a"], np.full(3, 2.0))
+        close(g["b"], np.ones(3))
+        for leaf in g.values():
+            assert not any(np.shares_memory(leaf, x) for x in q.values())
+    aux = T.grad(lambda q: (dot(q["a"], q["b"]), q["b"]), has_aux=True)(q)[1]
+    assert not np.shares_memory(aux, q["b"])  # an input returned as aux is settled too
+
+
+def test_borrowed_input_is_copied_by_a_nested_call() -> None:
+    """Inside a call that borrowed it, the array is read-only but not the user's read-only
+    array: another call (nested here, or in another thread) copies it instead of trusting it,
+    as the borrowing call makes it writeable again when it returns."""
+    spy, seen = _spy()
+    params = {"w": np.full(3, 2.0)}
+    inner: list[Any] = []
+
+    def f(p: Any) -> Any:
+        inner.append(T.grad(lambda v: tnp.sum(spy(v, v)))(params["w"]))
+        inner.append(seen[-1])
+        return tnp.sum(spy(p["w"], p["w"]))
+
+    close(T.grad(f)(params)["w"], np.full(3, 4.0))
+    close(inner[0], np.full(3, 4.0))
+    assert inner[1] is not params["w"] and seen[-1] is params["w"]
+    assert params["w"].flags.writeable
+
+
 _FAULTS_PER_CALL = """
 import resource
 import numpy as np
@@ -1239,3 +1370,35 @@ def test_raw_numpy_on_traced_values_dispatches_or_refuses(name: str, mode: str) 
         atol=1e-6,
         err_msg=f"{name} under {mode}: a wrong (dropped?) derivative",
     )
+
+
+def test_threads_share_an_argument_tree() -> None:
+    """Threads differentiating at one dict of arrays at once: one borrows an array, the
+    others copy it (its read-only flag is a borrower's, not the user's), every gradient is
+    exact, and the arrays are writeable once all calls have returned."""
+    params = {"w": np.linspace(0.1, 1.0, 5_000), "b": np.full(5_000, 0.5)}
+    expected = {"w": np.cos(params["w"]) * params["b"], "b": np.sin(params["w"])}
+    loss = T.grad(lambda p: tnp.sum(tnp.sin(p["w"]) * p["b"]))
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(30):
+                g = loss(params)
+                for k in g:
+                    np.testing.assert_array_equal(g[k], expected[k])
+        except BaseException as exc:  # reported below, in the main thread
+            errors.append(exc)
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, to interleave the calls
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    finally:
+        sys.setswitchinterval(previous)
+    assert not errors, errors[0]
+    assert all(a.flags.writeable for a in params.values())

@@ -109,6 +109,37 @@ def test_two_dimensional_stencil() -> None:
     _assert_jacobian(laplacian, RNG.normal(size=n * n), expected)
 
 
+def test_convolutions_have_their_band() -> None:
+    """A direct convolution's pattern is its band: output k of convolve(a, v) depends on a[k - j]
+    for each j where v[j] may be non-zero (a constant kernel's zeros drop their diagonal);
+    SciPy's direct method gives the same n-d band; its 'auto' (maybe the FFT) is dense."""
+    import transforms.scipy.signal as tss
+
+    kernel = np.array([1.0, 0.0, -2.0])
+    x = RNG.normal(size=6)
+    _assert_jacobian(lambda a: tnp.convolve(a, kernel), x, _band(8, (0, -2))[:, :6])
+    _assert_jacobian(lambda a: tnp.convolve(a, kernel, "same"), x, _band(6, (1, -1)))
+    _assert_jacobian(lambda a: tnp.correlate(a, kernel, "valid"), x, _band(6, (0, 2))[:4])
+    # both traced: convolve(a, a)[k] = sum_{i+j=k} a[i] a[j], its Hessian the pairs i + j = k
+    k, i = np.arange(11)[:, None], np.arange(6)[None, :]
+    _assert_jacobian(lambda a: tnp.convolve(a, a), x, (0 <= k - i) & (k - i < 6))
+    _assert_hessian(lambda a: tnp.convolve(a, a)[4], x, np.add.outer(i[0], i[0]) == 4)
+    n = 4
+    image, stencil = RNG.normal(size=n * n), np.array([[0.0, 1.0], [1.0, 1.0]])
+    expected = np.zeros(((n + 1) ** 2, n * n), dtype=bool)
+    for i in range(n + 1):
+        for j in range(n + 1):
+            for di, dj in ((0, 1), (1, 0), (1, 1)):
+                if 0 <= i - di < n and 0 <= j - dj < n:
+                    expected[i * (n + 1) + j, (i - di) * n + j - dj] = True
+
+    def direct(u: Any, method: Any = "direct") -> Any:
+        return tnp.ravel(tss.convolve(tnp.reshape(u, (n, n)), stencil, method=method))
+
+    _assert_jacobian(direct, image, expected)
+    assert T.jacobian_sparsity(lambda u: direct(u, "auto"))(image).toarray().all()
+
+
 def test_arrowhead() -> None:
     def f(x: Any) -> Any:
         return x * x[0] + tnp.cos(x)

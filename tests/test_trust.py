@@ -3,7 +3,9 @@ confusing error) before the fix it names.
 
 - transposing a custom rule (forward mode of ``custom_vjp``, reverse mode of ``custom_jvp``)
   refuses control flow on the values being transposed, naming the function and the fix;
-- ``custom_jvp`` / ``custom_vjp`` functions take pytree arguments, as in JAX;
+- ``custom_jvp`` / ``custom_vjp`` functions take pytree arguments and return pytree outputs,
+  as in JAX, in every mode (jet and sparsity detection too), a rule's output of the wrong
+  structure, shape or dtype being an error of JAX's type;
 - namedtuples and registered dataclasses are pytree nodes; unregistered objects are refused
   with the registration to use;
 - tracers are weak-referenceable.
@@ -213,6 +215,105 @@ def test_custom_vjp_pytree_arguments_every_mode() -> None:
     f.defvjp(lambda p: (f(p), p), bad)
     with pytest.raises(TypeError, match=r"custom_vjp bwd of f.*structure"):
         T.grad(f)((np.array(2.0), np.array(5.0)))
+
+
+# ---- pytree outputs of custom rules ------------------------------------------------------------
+# (r, theta) -> {"x": r cos theta, "y": (r sin theta,)}: each rule is the true derivative, checked
+# against JAX's derivatives of the same custom functions (or of the plain function, in forward
+# mode of a custom_vjp, which JAX refuses) and against closed forms
+def _polar(np_: Any, r: Any, theta: Any) -> Any:
+    return {"x": r * np_.cos(theta), "y": (r * np_.sin(theta),)}
+
+
+def _custom_polar(m: Any) -> tuple[Any, Any]:
+    T_, np_ = m
+
+    @T_.custom_jvp
+    def polar_jvp(r: Any, theta: Any) -> Any:
+        return _polar(np_, r, theta)
+
+    @polar_jvp.defjvp
+    def polar_rule(primals: Any, tangents: Any) -> Any:
+        (r, theta), (dr, dtheta) = primals, tangents
+        c, s = np_.cos(theta), np_.sin(theta)
+        return polar_jvp(r, theta), {"x": c * dr - r * s * dtheta, "y": (s * dr + r * c * dtheta,)}
+
+    @T_.custom_vjp
+    def polar_vjp(r: Any, theta: Any) -> Any:
+        return _polar(np_, r, theta)
+
+    def bwd(res: Any, ct: Any) -> Any:
+        r, theta = res
+        c, s, cx, cy = np_.cos(theta), np_.sin(theta), ct["x"], ct["y"][0]
+        return c * cx + s * cy, r * (c * cy - s * cx)
+
+    polar_vjp.defvjp(lambda r, theta: (polar_vjp(r, theta), (r, theta)), bwd)
+    return polar_jvp, polar_vjp
+
+
+def _polar_loss(np_: Any, polar: Any) -> Any:
+    def loss(r: Any, theta: Any) -> Any:
+        out = polar(r, theta)
+        return np_.sum(out["x"] ** 2 * out["y"][0] + 3 * out["x"])
+
+    return loss
+
+
+R, THETA = np.array([1.5, 0.7, 2.0]), np.array([0.3, -1.2, 2.5])
+
+
+def test_custom_rules_pytree_outputs_match_jax() -> None:
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    ours_jvp, ours_vjp = _custom_polar((T, tnp))
+    theirs_jvp, theirs_vjp = _custom_polar((jax, jnp))
+    r, theta, jr, jtheta = R, THETA, jnp.asarray(R), jnp.asarray(THETA)
+    args, jargs, t, jt = (r, theta), (jr, jtheta), (np.ones(3), R), (jnp.ones(3), jnp.asarray(R))
+
+    def close(a: Any, b: Any) -> None:  # JAX computes in float32 here
+        leaves, tree = T.tree_util.tree_flatten(a)
+        assert tree == T.tree_util.tree_structure(jax.tree_util.tree_map(np.asarray, b))
+        for x, y in zip(leaves, jax.tree_util.tree_leaves(b), strict=True):
+            assert_allclose(x, np.asarray(y), rtol=2e-5, atol=1e-5)
+
+    plain = _polar_loss(jnp, lambda r, theta: _polar(jnp, r, theta))
+    for ours, theirs in ((ours_jvp, theirs_jvp), (ours_vjp, theirs_vjp)):
+        loss, jloss = _polar_loss(tnp, ours), _polar_loss(jnp, theirs)
+        close(ours(*args), theirs(*jargs))
+        close(
+            T.vjp(ours, *args)[1]({"x": R, "y": (THETA,)}),
+            jax.vjp(theirs, *jargs)[1]({"x": jr, "y": (jtheta,)}),
+        )
+        close(T.grad(loss, argnums=(0, 1))(*args), jax.grad(jloss, argnums=(0, 1))(*jargs))
+        close(T.jacrev(ours, argnums=1)(*args), jax.jacrev(theirs, argnums=1)(*jargs))
+        close(T.vmap(T.grad(loss))(*args), jax.vmap(jax.grad(jloss))(*jargs))
+        close(T.jvp(ours, args, t), jax.jvp(theirs_jvp, jargs, jt))
+        close(T.jacfwd(ours, argnums=1)(*args), jax.jacfwd(theirs_jvp, argnums=1)(*jargs))
+        close(T.hessian(loss, argnums=1)(*args), jax.hessian(plain, argnums=1)(*jargs))
+        close(T.jvp(T.grad(loss), args, t), jax.jvp(jax.grad(plain), jargs, jt))
+
+
+@pytest.mark.parametrize("kind", [0, 1], ids=["custom_jvp", "custom_vjp"])
+def test_custom_rules_pytree_outputs_in_jet_and_sparsity(kind: int) -> None:
+    polar = _custom_polar((T, tnp))[kind]
+    # d^k/dtheta^k of r cos(theta) is r cos(theta + k pi / 2)
+    _, series = T.jet(lambda th: polar(R, th), (THETA,), ([np.ones(3), 0 * R, 0 * R],))
+    assert set(series) == {"x", "y"} and len(series["y"]) == 1
+    for k in range(3):
+        assert_allclose(series["x"][k], R * np.cos(THETA + (k + 1) * np.pi / 2), rtol=TOL)
+        assert_allclose(series["y"][0][k], R * np.sin(THETA + (k + 1) * np.pi / 2), rtol=TOL)
+
+    # each output element depends on its own r and theta only; the loss's Hessian pairs too
+    def stacked(v: Any) -> Any:
+        out = polar(v[:3], v[3:])
+        return tnp.concatenate([out["x"], out["y"][0]])
+
+    v = np.concatenate([R, THETA])
+    block = np.eye(3, dtype=bool)
+    pattern = np.block([[block, block], [block, block]])
+    assert (T.jacobian_sparsity(stacked)(v).toarray() == pattern).all()
+    loss = _polar_loss(tnp, polar)
+    assert (T.hessian_sparsity(lambda v: loss(v[:3], v[3:]))(v).toarray() == pattern).all()
 
 
 # ---- weak references --------------------------------------------------------------------------
@@ -482,10 +583,54 @@ def _sq(x: Any) -> Any:
     return x**2
 
 
+def _two_outputs_jvp(m: Any, tangent_out: Any) -> Any:
+    """``x -> (x, 2 x)`` as a custom_jvp of ``m`` whose rule's tangent is ``tangent_out(t)``."""
+    T_, _ = m
+
+    @T_.custom_jvp
+    def f(x: Any) -> Any:
+        return x, 2 * x
+
+    @f.defjvp
+    def f_jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        return f(x), tangent_out(t)
+
+    return lambda: T_.jvp(f, (m[1].ones(2),), (m[1].ones(2),))
+
+
+def _two_outputs_vjp(m: Any, fwd: Any, bwd: Any) -> Any:
+    """``x -> (x, 2 x)`` as a custom_vjp of ``m``, pulled back at ``(1, 1)``."""
+    T_, np_ = m
+
+    @T_.custom_vjp
+    def f(x: Any) -> Any:
+        return x, 2 * x
+
+    f.defvjp(lambda x: fwd(f(x), x), lambda _, ct: bwd(ct))
+    return lambda: T_.vjp(f, np_.ones(2))[1]((np_.ones(2), np_.ones(2)))
+
+
 def _misuse(m: Any) -> dict[str, Any]:
     """The same misuse, written for ``m`` = transforms (with tnp) or JAX (with jnp)."""
     T_, np_ = m
     return {
+        "custom_jvp tangent structure": _two_outputs_jvp(m, lambda t: (t,)),
+        "custom_jvp tangent shape": _two_outputs_jvp(m, lambda t: (t, np_.ones(3))),
+        "custom_jvp tangent dtype": _two_outputs_jvp(m, lambda t: (t, t.astype(np_.float16))),
+        "custom_vjp fwd not a pair": _two_outputs_vjp(
+            m, lambda out, x: (out, x, x), lambda ct: (ct[0],)
+        ),
+        "custom_vjp bwd count": _two_outputs_vjp(m, lambda out, x: (out, x), lambda ct: ct),
+        "custom_vjp bwd not a tuple": _two_outputs_vjp(
+            m, lambda out, x: (out, x), lambda ct: ct[0]
+        ),
+        "custom_vjp bwd structure": _two_outputs_vjp(
+            m, lambda out, x: (out, x), lambda ct: ((ct[0],),)
+        ),
+        "custom_vjp bwd shape": _two_outputs_vjp(
+            m, lambda out, x: (out, x), lambda ct: (np_.sum(ct[0]),)
+        ),
         "grad argnums out of range": lambda: T_.grad(_sq, argnums=1)(1.0),
         "value_and_grad argnums out of range": lambda: T_.value_and_grad(_sq, argnums=1)(1.0),
         "grad without positional arguments": lambda: T_.grad(lambda x: x)(x=1.0),

@@ -782,6 +782,68 @@ def test_chunked_jacobian_under_vmap() -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# the identity basis: a matrix times the whole basis of a vector is the matrix itself
+# ---------------------------------------------------------------------------------------
+LINEAR_A = np.arange(12.0).reshape(3, 4) / 7 - 0.5  # rectangular: rows and columns differ
+LINEAR_X = np.array([0.5, -1.0, 2.0, 0.25])
+
+
+@pytest.mark.parametrize("transform", [T.jacfwd, T.jacrev], ids=lambda t: t.__name__)
+@pytest.mark.parametrize(
+    "a",
+    [
+        LINEAR_A,
+        LINEAR_A.astype(np.float32),
+        np.arange(12).reshape(3, 4),
+        LINEAR_A + 1j * LINEAR_A[::-1],
+    ],
+    ids=["float64", "float32", "int", "complex"],
+)
+def test_jacobian_of_a_matrix_product_is_the_matrix(transform: Any, a: Any) -> None:
+    """``A @ x`` and ``x @ A.T``: the Jacobian is ``A`` exactly, in matmul's result dtype,
+    and shares no memory with ``A`` (the identity basis takes no product: checked against
+    the chunked basis, which does, and against ``A`` written into afterwards)."""
+    dtype = np.promote_types(a.dtype, np.float64)
+    x = LINEAR_X.astype(dtype) if dtype.kind == "c" else LINEAR_X
+    holomorphic = dtype.kind == "c"
+    for f, at in ((lambda x: a @ x, a), (lambda x: x @ a.T, a)):
+        jac = transform(f, holomorphic=holomorphic)(x)
+        assert jac.dtype == dtype
+        assert np.array_equal(jac, at.astype(dtype))
+        assert np.array_equal(jac, transform(f, holomorphic=holomorphic, chunk_size=3)(x))
+        assert not np.shares_memory(jac, a)
+    a_copy = a.copy()
+    jac = transform(lambda x: a_copy @ x, holomorphic=holomorphic)(x)
+    a_copy *= 2
+    assert np.array_equal(jac, a.astype(dtype))
+
+
+def test_identity_basis_fast_path_in_composition() -> None:
+    """The matrix product with the basis inside nestings: the Hessian of W3's function, a
+    derivative with respect to the matrix itself (a traced ``A``), a batch of matrices."""
+    a, x = LINEAR_A[:, :3], LINEAR_X[:3]  # square: A is (3, 3)
+
+    def f(x: Any) -> Any:
+        return tnp.sum(tnp.tanh(a @ x) ** 2) + 0.5 * tnp.sum(x**2)
+
+    t = np.tanh(a @ x)
+    close(T.hessian(f)(x), a.T @ np.diag(2 * (1 - t**2) * (1 - 3 * t**2)) @ a + np.eye(3))
+    # d/dA of the Jacobian A -> A: the identity of shape (3, 4, 3, 4), exactly
+    big = T.jacfwd(lambda m: T.jacfwd(lambda x: m @ x)(LINEAR_X))(LINEAR_A)
+    assert np.array_equal(big, np.eye(12).reshape(3, 4, 3, 4))
+    stack = np.stack([LINEAR_A, 2 * LINEAR_A, -LINEAR_A])
+    assert np.array_equal(T.vmap(lambda m: T.jacfwd(lambda x: m @ x)(LINEAR_X))(stack), stack)
+    assert np.array_equal(T.vmap(lambda m: T.jacrev(lambda x: x @ m.T)(LINEAR_X))(stack), stack)
+
+
+def test_identity_basis_keeps_matmul_shape_errors() -> None:
+    with pytest.raises(ValueError, match="matmul"):
+        T.jacfwd(lambda x: LINEAR_A @ x)(np.ones(3))
+    with pytest.raises(ValueError, match="matmul"):
+        T.jacfwd(lambda x: x @ LINEAR_A)(np.ones(4))
+
+
+# ---------------------------------------------------------------------------------------
 # hvp
 # ---------------------------------------------------------------------------------------
 def test_hvp_equals_hessian_times_vector_and_returns_value() -> None:

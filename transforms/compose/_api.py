@@ -13,6 +13,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeAlias, TypeVar, Typ
 from transforms.core import Array
 from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._define import dtype_of, shape_of
+from transforms.reverse import Loan
 
 from ._args import (
     ArrayFunction1,
@@ -177,8 +178,10 @@ def _value_and_grad(
         partial = partial_of(fun, args, kwargs, nums)
         primals = [args[n] for n in nums]
         check_input_dtypes(primals, nums, transform, holomorphic)
-        out, pullback, aux = vjp_flat(partial, primals, has_aux, transform, nums)
-        grads = pullback(_scalar_seed(out, transform, holomorphic))
+        with Loan() as loan:  # the backward pass runs here: inputs may be borrowed, not copied
+            out, pullback, aux = vjp_flat(partial, primals, has_aux, transform, nums, loan=loan)
+            grads = pullback(_scalar_seed(out, transform, holomorphic))
+            out, aux, grads = loan.settle((out, aux, grads))
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, aux) if has_aux else out), grads
 

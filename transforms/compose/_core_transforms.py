@@ -18,7 +18,7 @@ from transforms.forward import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
 from transforms.numpy._arithmetic import is_unit_seed
 from transforms.numpy._define import dtype_of, shape_of
-from transforms.reverse import Entry, VJPTrace, backward
+from transforms.reverse import Entry, Loan, VJPTrace, backward
 
 from ._args import flatten_inputs
 
@@ -61,17 +61,27 @@ def jvp_flat(
     has_aux: bool,
     transform: str = "jvp",
     positions: Sequence[int] | None = None,
+    checked: bool = False,
 ) -> tuple[Any, Any, Any]:
-    """Push ``tangents`` through ``fun(*primals)``: ``(out, tangent_out, aux)`` as trees."""
-    flat_p, tree_p = flatten_inputs(primals, transform, positions)
-    flat_t, tree_t = tree_flatten(tuple(tangents))
-    if tree_p != tree_t:
-        raise TypeError(
-            f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
-        )
-    flat_t = [
-        _as_tangent(t, p, i, transform) for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True))
-    ]
+    """Push ``tangents`` through ``fun(*primals)``: ``(out, tangent_out, aux)`` as trees.
+
+    ``checked``: the primals' leaves are already checked (``flatten_inputs``) and the
+    tangents match them by construction (a Jacobian's basis), so neither is checked again.
+    """
+    if checked:
+        flat_p, tree_p = tree_flatten(tuple(primals))
+        flat_t = tree_flatten(tuple(tangents))[0]
+    else:
+        flat_p, tree_p = flatten_inputs(primals, transform, positions)
+        flat_t, tree_t = tree_flatten(tuple(tangents))
+        if tree_p != tree_t:
+            raise TypeError(
+                f"{transform}: primals and tangents differ in structure: {tree_p} vs {tree_t}"
+            )
+        flat_t = [
+            _as_tangent(t, p, i, transform)
+            for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True))
+        ]
     with new_trace(lambda level: JVPTrace(level, transform)) as trace:
         tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
@@ -160,17 +170,21 @@ class FlatPullback:
                 f"vjp: the cotangent has structure {ct_tree} but the output has {self._out_tree}"
             )
         seeds = []
-        for i, (node, c, (shape, dtype)) in enumerate(
-            zip(self._outputs, flat_ct, self._out_avals, strict=True)
-        ):
+        for i, (c, (shape, dtype)) in enumerate(zip(flat_ct, self._out_avals, strict=True)):
             if shape_of(c) != shape:
                 raise ValueError(
                     f"vjp: cotangent {i} has shape {shape_of(c)} but the output has shape "
                     f"{shape}; pass a cotangent of the output's shape"
                 )
-            c = _as_cotangent(c, dtype, i)
-            if node is not None:
-                seeds.append((node, c))
+            seeds.append(_as_cotangent(c, dtype, i))
+        return self._in_tree.unflatten(self.pull_flat(seeds))
+
+    def pull_flat(self, flat_ct: Sequence[Any]) -> list[Any]:
+        """The flat input cotangents of flat output cotangents that have the outputs' shapes
+        and dtypes already (checked by ``__call__``, or made so: a Jacobian's basis)."""
+        seeds = [
+            (node, c) for node, c in zip(self._outputs, flat_ct, strict=True) if node is not None
+        ]
         cts = backward(seeds, len(self._primals), self._tape)
         flat = [
             _array(zeros_like(p) if c is None else c)
@@ -183,7 +197,7 @@ class FlatPullback:
                     f"{dtype_of(p)} input: a VJP rule returned a cotangent whose dtype is not "
                     "its operand's (a custom rule must return its operand's dtype)"
                 )
-        return self._in_tree.unflatten(flat)
+        return flat
 
 
 def vjp_flat(
@@ -192,11 +206,23 @@ def vjp_flat(
     has_aux: bool,
     transform: str = "vjp",
     positions: Sequence[int] | None = None,
+    checked: bool = False,
+    loan: Loan | None = None,
 ) -> tuple[Any, FlatPullback, Any]:
-    """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``."""
-    flat_p, tree_p = flatten_inputs(primals, transform, positions)
+    """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``.
+
+    ``checked``: the primals' leaves are already checked (``flatten_inputs``). With a
+    ``loan`` (a closed call, which runs the pullback inside the loan and then returns) the
+    inputs it may borrow are read in place instead of copied.
+    """
+    if checked:
+        flat_p, tree_p = tree_flatten(tuple(primals))
+    else:
+        flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:
         try:
+            if loan is not None:
+                loan.borrow(flat_p, trace.guard)
             tracers = [trace.input(p) for p in flat_p]
             out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
             flat_out, tree_out = tree_flatten(out)

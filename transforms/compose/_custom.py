@@ -15,8 +15,15 @@ The missing direction is derived, not refused:
 Transposing is exact only for a rule linear in what is transposed: the trace of the linear
 map is marked ``transposing`` (``core.Trace``), so control flow on those values (``bool()``,
 comparisons, ``.item()``) raises ``ConcretizationTypeError`` naming the function, instead of
-a derivative traced at one branch. Pytree arguments are flattened here: the primitives see
-leaves, the user's rules the trees.
+a derivative traced at one branch.
+
+Pytree arguments and outputs are flattened here: the primitives see leaves (both are
+multiple-results primitives, one result per output leaf), the user's rules the trees. The
+function runs before any rule in every mode (an interpreter binds the primitive on the
+primal values first; sparsity detection runs the function itself) and records its output's
+structure, shapes and dtypes (``_Output``): every rule's output is checked against that
+record, so a rule whose output does not match is a ``TypeError`` naming the function and
+the mismatch, never a tangent broadcast into a wrong shape.
 """
 
 from __future__ import annotations
@@ -36,9 +43,10 @@ from transforms.core import (
     TracerBoolConversionError,
     Transposing,
 )
-from transforms.core.tree_util import tree_flatten, tree_map, tree_structure
+from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_map
 from transforms.forward import defjvp_joint
 from transforms.numpy import zeros_like
+from transforms.numpy._define import dtype_of, shape_of
 from transforms.numpy._elementwise import stop_gradient_p
 from transforms.reverse import defvjp_argnum
 from transforms.sparsity import defsparsity_inline
@@ -76,25 +84,26 @@ def _inner(a: Sequence[Any], b: Sequence[Any]) -> Any:
 
 
 def _transpose(
-    linear: Callable[[Any], Sequence[Any]],
-    zero: Any,
+    linear: Callable[[list[Any]], Sequence[Any]],
+    zeros: Sequence[Any],
     against: Sequence[Any],
     transposing: Transposing,
-) -> Any:
-    """``L^T`` applied to ``against`` for a linear ``L``: the gradient of ``<L(u), against>``
-    with respect to ``u`` (at ``u = zero``: the value does not matter, ``L`` is linear).
+) -> list[Any]:
+    """``L^T`` applied to ``against`` for a linear ``L`` of several leaves ``u``: the gradient
+    of ``<L(u), against>`` with respect to each leaf (at ``u = zeros``: the value does not
+    matter, ``L`` is linear).
 
     That holds only if ``L`` is linear, which a user's rule may not be: control flow on the
-    values of ``u`` (a convergence loop) would be traced at ``u = zero`` only. The trace is
+    values of ``u`` (a convergence loop) would be traced at ``u = zeros`` only. The trace is
     marked ``transposing``, so any such read of ``u`` is refused, naming the rule.
     """
 
-    def pairing(u: Any) -> Any:
-        u._trace.transposing = transposing
-        return _inner(linear(u), against)
+    def pairing(*u: Any) -> Any:
+        u[0]._trace.transposing = transposing
+        return _inner(linear(list(u)), against)
 
-    out, pullback, _ = vjp_flat(pairing, [zero], False, "transpose")
-    return pullback(tnp.ones_like(out))[0]
+    out, pullback, _ = vjp_flat(pairing, zeros, False, "transpose")
+    return list(pullback(tnp.ones_like(out)))
 
 
 _EXACT_TOOLS = (
@@ -120,12 +129,85 @@ def _per_example_error(name: str, rule: str, variable: str, fix: str) -> TracerB
     )
 
 
+# ---- the output record --------------------------------------------------------------------
+Aval = tuple[tuple[int, ...], np.dtype[Any]]
+
+_WEAK = (int, float, complex)  # Python numbers: weakly typed, any dtype of their kind fits
+
+
+def _aval(x: Any) -> Aval:
+    return shape_of(x), dtype_of(x)
+
+
+def _fits(x: Any, aval: Aval) -> bool:
+    """Whether ``x`` can stand for a value of ``aval``: the same shape, and for an inexact
+    dtype the same dtype (a Python number: any of its kind, ``0.0`` fits ``float32``)."""
+    shape, dtype = aval
+    if shape_of(x) != shape:
+        return False
+    if not np.issubdtype(dtype, np.inexact):  # an integer output carries no derivative
+        return True
+    if type(x) in _WEAK:
+        return bool(np.can_cast(type(x), dtype, "same_kind"))
+    return dtype_of(x) == dtype
+
+
+def _describe(tree: PyTreeDef[Any], avals: Sequence[Aval]) -> str:
+    leaves = ", ".join(f"{dtype}{list(shape)}" for shape, dtype in avals)
+    return f"{tree} of [{leaves}]"
+
+
+def _pair(value: Any, what: str) -> tuple[Any, Any]:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{what}, got {type(value).__name__}: {value!r}")
+    return value[0], value[1]
+
+
+class _Output:
+    """The output of one call of a custom function: its structure, shapes and dtypes.
+
+    The function records them when it runs, which in every mode is before any rule runs
+    (an interpreter binds the primitive on its primal values first; sparsity detection runs
+    the function itself). A run under ``vmap`` sees per-example values, as every rule does:
+    the record is what the user's code sees. Every output of a rule is checked against it.
+    """
+
+    __slots__ = ("avals", "name", "tree")
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # "custom_jvp function f"
+        self.tree: PyTreeDef[Any] | None = None
+        self.avals: list[Aval] = []
+
+    def record(self, out: Any) -> tuple[Any, ...]:
+        """The leaves of the function's output ``out``, recording what they are."""
+        leaves, self.tree = tree_flatten(out)
+        self.avals = [_aval(x) for x in leaves]
+        return tuple(leaves)
+
+    def unflatten(self, leaves: Sequence[Any]) -> Any:
+        assert self.tree is not None, "the function runs before any rule and before the result"
+        return self.tree.unflatten(leaves)
+
+    def leaves_of(self, out: Any, what: str) -> list[Any]:
+        """The leaves of a rule's ``out`` (``what`` names it), which must match the output."""
+        leaves, tree = tree_flatten(out)
+        if tree != self.tree or not all(map(_fits, leaves, self.avals)):
+            assert self.tree is not None, "the function runs before any rule"
+            raise TypeError(
+                f"{self.name}: {what} must have the structure, shapes and dtypes of its "
+                f"output, {_describe(self.tree, self.avals)}; got "
+                f"{_describe(tree, [_aval(x) for x in leaves])}"
+            )
+        return leaves
+
+
 # ---- custom_jvp ----------------------------------------------------------------------------
 def _custom_jvp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_jvp_call_p: Primitive[Any] = Primitive("custom_jvp_call", _custom_jvp_impl)
+custom_jvp_call_p = Primitive("custom_jvp_call", _custom_jvp_impl, multiple_results=True)
 
 
 def _custom_jvp_rule(
@@ -133,7 +215,7 @@ def _custom_jvp_rule(
 ) -> Any:
     filled = [zeros_like(a) if t is None else t for t, a in zip(tangents, args, strict=True)]
     try:
-        return jvp(list(args), filled)[1]
+        return jvp(list(args), filled)
     except TracerBoolConversionError as err:
         if not any(_batched(t) for t in filled):
             raise
@@ -142,10 +224,10 @@ def _custom_jvp_rule(
 
 
 def _custom_jvp_vjp(argnum: int, ans: Any, *args: Any, jvp: Any, name: str, **_: Any) -> Any:
-    def tangent_map(t: Any) -> list[Any]:
+    def tangent_map(t: list[Any]) -> Any:
         tangents = [zeros_like(a) for a in args]
-        tangents[argnum] = t
-        return [jvp(list(args), tangents)[1]]
+        tangents[argnum] = t[0]
+        return jvp(list(args), tangents)
 
     transposing = Transposing(
         f"reverse mode (grad, vjp, jacrev, hessian) of custom_jvp function {name} transposes "
@@ -154,14 +236,18 @@ def _custom_jvp_vjp(argnum: int, ans: Any, *args: Any, jvp: Any, name: str, **_:
         f"use {_EXACT_TOOLS}; or define the function with T.custom_vjp, whose bwd rule "
         "reverse mode uses as written; or differentiate in forward mode only (jvp, jacfwd)",
     )
-    return lambda ct: _transpose(tangent_map, zeros_like(args[argnum]), [ct], transposing)
+    zero = [zeros_like(args[argnum])]
+    return lambda cts: _transpose(tangent_map, zero, cts, transposing)[0]
 
 
-def _custom_jvp_batch(values: Any, dims: Any, *, fun: Any, jvp: Any, name: str) -> tuple[Any, int]:
+def _custom_jvp_batch(
+    values: Any, dims: Any, *, fun: Any, jvp: Any, name: str
+) -> tuple[Any, tuple[int, ...]]:
     axes = tuple(dims)
     batched_fun = vmap(fun, in_axes=axes)
     batched_jvp = vmap(lambda p, t: jvp(p, t), in_axes=(list(axes), list(axes)))
-    return custom_jvp_call_p.bind(*values, fun=batched_fun, jvp=batched_jvp, name=name), 0
+    out = custom_jvp_call_p.bind(*values, fun=batched_fun, jvp=batched_jvp, name=name)
+    return out, (0,) * len(out)
 
 
 defjvp_joint(custom_jvp_call_p, _custom_jvp_rule)
@@ -192,6 +278,22 @@ class custom_jvp(Generic[P, R]):
     static ``nondiff_argnums`` arguments come first, positionally) and returns
     ``(primal_out, tangent_out)``. It must be linear in the tangents and written with
     ``transforms.numpy``; reverse mode transposes it.
+
+    Arguments and the output may be pytrees (a tuple, a dict...): the rule receives the
+    argument trees and returns ``primal_out`` and ``tangent_out`` of the output's structure,
+    each leaf of the output's shape and dtype (else a ``TypeError`` naming the mismatch).
+
+    Example:
+        >>> @T.custom_jvp
+        ... def polar(r, theta):
+        ...     return {"x": r * tnp.cos(theta), "y": r * tnp.sin(theta)}
+        >>> @polar.defjvp
+        ... def polar_jvp(primals, tangents):
+        ...     (r, theta), (dr, dtheta) = primals, tangents
+        ...     c, s = tnp.cos(theta), tnp.sin(theta)
+        ...     return polar(r, theta), {"x": c * dr - r * s * dtheta, "y": s * dr + r * c * dtheta}
+        >>> T.grad(lambda r: polar(r, 0.0)["x"] + 3 * polar(r, 0.0)["y"])(2.0)
+        array(1.)
     """
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -218,16 +320,21 @@ class custom_jvp(Generic[P, R]):
         leaves, tree = tree_flatten(tuple(dynamic))  # pytree arguments: the rules see trees
         nondiff, rule = self.nondiff_argnums, self.jvp
         fun: Callable[..., Any] = self.fun
+        output = _Output(f"custom_jvp function {self.__name__}")
 
-        def call(*xs: Any) -> Any:
-            return fun(*_merge(static, tree.unflatten(xs), nondiff))
+        def call(*xs: Any) -> tuple[Any, ...]:
+            return output.record(fun(*_merge(static, tree.unflatten(xs), nondiff)))
 
-        def jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
-            return rule(*static, tree.unflatten(primals), tree.unflatten(tangents))
+        def jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, ...]:
+            pair = rule(*static, tree.unflatten(primals), tree.unflatten(tangents))
+            primal_out, tangent_out = _pair(
+                pair, f"{output.name}: its JVP rule must return (primal_out, tangent_out)"
+            )
+            output.leaves_of(primal_out, "the primal output of its JVP rule")
+            return tuple(output.leaves_of(tangent_out, "the tangent output of its JVP rule"))
 
-        return custom_jvp_call_p.bind(  # type: ignore[no-any-return]
-            *leaves, fun=call, jvp=jvp, name=self.__name__
-        )
+        out = custom_jvp_call_p.bind(*leaves, fun=call, jvp=jvp, name=self.__name__)
+        return output.unflatten(out)  # type: ignore[no-any-return]
 
 
 # ---- custom_vjp ----------------------------------------------------------------------------
@@ -263,31 +370,75 @@ def _frozen(leaf: Any) -> Any:
     return copy
 
 
-def _flat_cotangents(name: str, cts: tuple[Any, ...], args: Sequence[Any]) -> tuple[Any, ...]:
-    """A bwd rule's cotangents (one tree per argument) as one per leaf of the arguments; a
-    ``None`` stays ``None`` (whoever calls bwd knows the argument's zeros)."""
+def _is_none(x: Any) -> bool:
+    return x is None
+
+
+def _flat_cotangents(name: str, cts: Any, args: Sequence[Any]) -> tuple[Any, ...]:
+    """A bwd rule's cotangents (a tuple or list, one tree per argument) as one per leaf of
+    the arguments. ``None`` is a zero for its whole subtree (an argument, or any part of
+    one, as in JAX) and stays ``None``: whoever calls bwd knows the argument's zeros.
+
+    As in JAX, a cotangent tree not of its argument's structure is a ``TypeError``, a leaf
+    not of its argument leaf's shape a ``ValueError``; and a complex cotangent for a real
+    argument (JAX passes it on) is refused too: no real gradient is complex."""
+    if not isinstance(cts, (tuple, list)) or len(cts) != len(args):
+        got = f"{len(cts)} cotangent(s)" if isinstance(cts, (tuple, list)) else repr(cts)
+        raise TypeError(
+            f"custom_vjp bwd of {name} returned {got} for {len(args)} differentiable "
+            "argument(s): return a tuple with one cotangent per argument (None for zeros)"
+        )
     flat: list[Any] = []
     for i, (ct, arg) in enumerate(zip(cts, args, strict=True)):
-        arg_tree = tree_structure(arg)
-        if ct is None:
-            flat.extend([None] * arg_tree.num_leaves)
-            continue
-        ct_leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != arg_tree:
+        arg_leaves, arg_tree = tree_flatten(arg)
+        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=_is_none)
+        start = len(flat)
+        if not _up_to(ct_tree, arg_tree, iter(ct_leaves), flat):
             raise TypeError(
-                f"custom_vjp bwd of {name} returned a cotangent of structure {ct_tree} for "
-                f"argument {i} of structure {arg_tree}; return one of the argument's structure "
-                "(or None for zeros)"
+                f"custom_vjp bwd of {name} returned a cotangent of structure "
+                f"{tree_flatten(ct)[1]} for argument {i} of structure {arg_tree}; return "
+                "one of the argument's structure (or None for zeros)"
             )
-        flat.extend(ct_leaves)
+        for k, (c, a) in enumerate(zip(flat[start:], arg_leaves, strict=True)):
+            if c is None:
+                continue
+            (shape, dtype), (ct_shape, ct_dtype) = _aval(a), _aval(c)
+            if ct_shape != shape or (np.iscomplexobj(c) and not np.iscomplexobj(a)):
+                raise ValueError(
+                    f"custom_vjp bwd of {name} returned a cotangent of shape and dtype "
+                    f"{ct_dtype}{list(ct_shape)} for leaf {k} of argument {i}, of "
+                    f"{dtype}{list(shape)}: return one of the argument's shape (complex "
+                    "only for a complex argument)"
+                )
     return tuple(flat)
+
+
+def _up_to(
+    ct_tree: PyTreeDef[Any], arg_tree: PyTreeDef[Any], ct_leaves: Any, out: list[Any]
+) -> bool:
+    """Append to ``out`` the cotangent of each leaf of ``arg_tree`` (``None`` for those under
+    a ``None`` of ``ct_tree``); whether the structures match."""
+    if ct_tree.kind is None:
+        ct = next(ct_leaves)
+        if ct is None:
+            out.extend([None] * arg_tree.num_leaves)
+            return True
+        out.append(ct)
+        return arg_tree.kind is None
+    same_node = ct_tree.kind is arg_tree.kind and ct_tree.aux == arg_tree.aux
+    if not same_node or len(ct_tree.children) != len(arg_tree.children):
+        return False
+    return all(
+        _up_to(c, a, ct_leaves, out)
+        for c, a in zip(ct_tree.children, arg_tree.children, strict=True)
+    )
 
 
 def _custom_vjp_impl(*args: Any, fun: Callable[..., Any], **_: Any) -> Any:
     return fun(*args)
 
 
-custom_vjp_call_p: Primitive[Any] = Primitive("custom_vjp_call", _custom_vjp_impl)
+custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_impl, multiple_results=True)
 
 
 def _custom_vjp_maker(
@@ -295,11 +446,11 @@ def _custom_vjp_maker(
 ) -> Any:
     residuals = memo.get(fwd, args)
 
-    def pullback(ct: Any) -> Any:
+    def pullback(cts: Any) -> Any:
         try:
-            return _or_zeros(bwd(residuals, ct)[argnum], args[argnum])
+            return _or_zeros(bwd(residuals, cts)[argnum], args[argnum])
         except TracerBoolConversionError as err:
-            if not _batched(ct):
+            if not any(_batched(ct) for ct in cts):
                 raise
             fix = f"use {_EXACT_TOOLS}; or differentiate with grad or vjp (one cotangent)"
             raise _per_example_error(
@@ -317,6 +468,8 @@ def _or_zeros(ct: Any, like: Any) -> Any:
 def _custom_vjp_jvp(
     tangents: Sequence[Any], ans: Any, *args: Any, fwd: Any, bwd: Any, name: str, **_: Any
 ) -> Any:
+    if not ans:
+        return None  # an output with no leaves: no tangent to push
     residuals = fwd(*args)[1]
     live = [(t, i) for i, t in enumerate(tangents) if t is not None]
     transposing = Transposing(
@@ -327,11 +480,13 @@ def _custom_vjp_jvp(
         "mode uses as written; or differentiate in reverse mode only (grad, vjp)",
     )
     try:
-        return _transpose(
-            lambda ct: [_or_zeros(bwd(residuals, ct)[i], args[i]) for _, i in live],
-            zeros_like(ans),
-            [t for t, _ in live],
-            transposing,
+        return tuple(
+            _transpose(
+                lambda cts: [_or_zeros(bwd(residuals, cts)[i], args[i]) for _, i in live],
+                [zeros_like(a) for a in ans],
+                [t for t, _ in live],
+                transposing,
+            )
         )
     except DerivativeDroppedError as err:
         raise TypeError(
@@ -343,23 +498,24 @@ def _custom_vjp_jvp(
 
 def _custom_vjp_batch(
     values: Any, dims: Any, *, fun: Any, fwd: Any, bwd: Any, memo: _Residuals, name: str
-) -> tuple[Any, int]:
+) -> tuple[Any, tuple[int, ...]]:
     axes = tuple(dims)
     batched_fun = vmap(fun, in_axes=axes)
     batched_fwd = vmap(fwd, in_axes=axes)  # out and residuals with the batch axis first
 
-    def batched_bwd(residuals: Any, ct: Any) -> tuple[Any, ...]:
+    def batched_bwd(residuals: Any, cts: Any) -> tuple[Any, ...]:
         # Per-example cotangents come with the batch axis first: an unbatched argument gets
         # their sum, a batched one its own batch axis back.
-        cts = vmap(bwd, in_axes=(0, 0))(residuals, ct)
+        cts_in = vmap(bwd, in_axes=(0, 0))(residuals, cts)
         return tuple(
             None if c is None else (tnp.sum(c, axis=0) if d is None else tnp.moveaxis(c, 0, d))
-            for c, d in zip(cts, axes, strict=True)
+            for c, d in zip(cts_in, axes, strict=True)
         )
 
-    return custom_vjp_call_p.bind(
+    out = custom_vjp_call_p.bind(
         *values, fun=batched_fun, fwd=batched_fwd, bwd=batched_bwd, memo=_Residuals(), name=name
-    ), 0
+    )
+    return out, (0,) * len(out)
 
 
 defjvp_joint(custom_vjp_call_p, _custom_vjp_jvp)
@@ -377,6 +533,11 @@ class custom_vjp(Generic[P, R]):
     (``jvp``, ``jacfwd``, ``hessian``) transposes ``bwd``, so write it with
     ``transforms.numpy`` and without control flow on the cotangent (which is refused: use
     ``custom_root`` / ``custom_linear_solve`` for iterative solves).
+
+    Arguments and the output may be pytrees: ``fwd``'s ``out`` has the output's structure,
+    shapes and dtypes (else a ``TypeError``), ``bwd`` receives ``ct`` of that structure
+    (zeros for an output that is not used) and returns, per argument, a cotangent tree of
+    the argument's structure (``None`` for zeros, of the whole argument or of any part).
 
     Example:
         >>> import transforms as T
@@ -415,25 +576,26 @@ class custom_vjp(Generic[P, R]):
         leaves, tree = tree_flatten(tuple(dynamic))  # pytree arguments: the rules see trees
         nondiff, fwd_rule, bwd_rule, name = self.nondiff_argnums, self.fwd, self.bwd, self.__name__
         fun: Callable[..., Any] = self.fun
+        output = _Output(f"custom_vjp function {name}")
 
-        def call(*xs: Any) -> Any:
-            return fun(*_merge(static, tree.unflatten(xs), nondiff))
+        def call(*xs: Any) -> tuple[Any, ...]:
+            return output.record(fun(*_merge(static, tree.unflatten(xs), nondiff)))
 
-        def fwd(*xs: Any) -> tuple[Any, Any]:
-            return fwd_rule(*_merge(static, tree.unflatten(xs), nondiff))
+        def fwd(*xs: Any) -> tuple[tuple[Any, ...], Any]:
+            out, residuals = _pair(
+                fwd_rule(*_merge(static, tree.unflatten(xs), nondiff)),
+                f"{output.name}: its fwd rule must return (out, residuals)",
+            )
+            return tuple(output.leaves_of(out, "the output of its fwd rule")), residuals
 
-        def bwd(residuals: Any, ct: Any) -> tuple[Any, ...]:
-            cts = tuple(bwd_rule(*static, residuals, ct))
-            if len(cts) != len(dynamic):
-                raise ValueError(
-                    f"custom_vjp bwd of {name} returned {len(cts)} cotangent(s) for "
-                    f"{len(dynamic)} differentiable argument(s)"
-                )
-            return _flat_cotangents(name, cts, dynamic)
+        def bwd(residuals: Any, cts: Sequence[Any]) -> tuple[Any, ...]:
+            cts_in = bwd_rule(*static, residuals, output.unflatten(cts))
+            return _flat_cotangents(name, cts_in, dynamic)
 
-        return custom_vjp_call_p.bind(  # type: ignore[no-any-return]
+        out = custom_vjp_call_p.bind(
             *leaves, fun=call, fwd=fwd, bwd=bwd, memo=_Residuals(), name=name
         )
+        return output.unflatten(out)  # type: ignore[no-any-return]
 
 
 # ---- stop_gradient --------------------------------------------------------------------------

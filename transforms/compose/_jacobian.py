@@ -10,6 +10,7 @@ that a Jacobian is itself differentiable: ``hessian`` is ``jacfwd(jacrev(f))``.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
@@ -20,6 +21,7 @@ import transforms.numpy as tnp
 from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._arithmetic import unit_seed
+from transforms.numpy._batching import identity_basis
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._args import (
@@ -36,7 +38,7 @@ from ._args import (
     show_typed_signature,
 )
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
-from ._vmap import vmap
+from ._vmap import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
@@ -51,7 +53,10 @@ def _basis_rows(
     shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int
 ) -> list[np.ndarray]:
     """Rows ``start:stop`` of the standard basis of a list of arrays, one stacked array per
-    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``."""
+    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``. The whole basis of one
+    vector is the identity matrix that batching rules recognise (``identity_basis``)."""
+    if start == 0 and len(shapes) == 1 and len(shapes[0]) == 1 and stop == shapes[0][0]:
+        return [identity_basis(stop, dtypes[0])]
     rows = []
     offset = 0
     for shape, dtype in zip(shapes, dtypes, strict=True):
@@ -78,21 +83,22 @@ def _concat(parts: list[Any]) -> Any:
 def _push_basis_forward(
     fun: Callable[..., Any],
     args: list[Any],
+    flat_in: list[Any],
     in_tree: PyTreeDef[Any],
     has_aux: bool,
     chunk_size: int | None,
 ) -> tuple[Any, list[Any], Any]:
-    """``vmap`` of ``jvp`` over the standard basis of the inputs.
+    """``vmap`` of ``jvp`` over the standard basis of the inputs (``args``, checked, whose
+    leaves are ``flat_in`` and structure ``in_tree``).
 
     Returns the output, one stacked tangent per output leaf (basis axis first), and aux.
     """
-    flat_in = tree_flatten(args)[0]
     shapes = [shape_of(x) for x in flat_in]
     dtypes = [dtype_of(x) for x in flat_in]
     total = sum(math.prod(s) for s in shapes)
 
     def push(*tangents: Any) -> tuple[Any, Any, Any]:
-        return jvp_flat(fun, args, in_tree.unflatten(tangents), has_aux, "jacfwd")
+        return jvp_flat(fun, args, in_tree.unflatten(tangents), has_aux, "jacfwd", checked=True)
 
     if total == 1:  # one input element: its basis is one tangent, no batch to vmap over
         one = push(*(np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)))
@@ -102,10 +108,10 @@ def _push_basis_forward(
     aux: Any = None
     for start, stop in _chunks(total, chunk_size):
         rows = _basis_rows(shapes, dtypes, start, stop)
-        out, tangents, aux = vmap(push, out_axes=(None, 0, None))(*rows)
+        out, tangents, aux = vmap_call(push, 0, (None, 0, None), None, tuple(rows), {})
         parts.append(tree_flatten(tangents)[0])
     if not parts:  # no input elements: evaluate once for the output's structure
-        out, _, aux = jvp_flat(fun, args, args, has_aux, "jacfwd")
+        out, _, aux = jvp_flat(fun, args, args, has_aux, "jacfwd", checked=True)
         return out, [np.zeros((0, *shape_of(o)), dtype_of(o)) for o in tree_flatten(out)[0]], aux
     stacked = [_concat([p[j] for p in parts]) for j in range(len(parts[0]))]
     return out, stacked, aux
@@ -116,23 +122,23 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
     cotangent per input leaf (basis axis first), or, when the output is one leaf of one
     element, the cotangents themselves (its Jacobian's only row: no basis axis to add and
     drop again)."""
-    flat_out, out_tree = tree_flatten(out)
+    flat_out = tree_flatten(out)[0]
     shapes = [shape_of(o) for o in flat_out]
     dtypes = [dtype_of(o) for o in flat_out]
     total = sum(math.prod(s) for s in shapes)
 
-    def pull(*cts: Any) -> Any:
-        return pullback(out_tree.unflatten(cts))
+    def pull(*cts: Any) -> list[Any]:  # the basis has the outputs' shapes and dtypes
+        return pullback.pull_flat(cts)
 
     if total == 1:  # one output element (a scalar function): one cotangent, no vmap; a 0-d
         # one is grad's unit seed, whose products cost nothing (and never reach the caller)
         seeds = [
             unit_seed(d) if s == () else np.ones(s, d) for s, d in zip(shapes, dtypes, strict=True)
         ]
-        cts = tree_flatten(pull(*seeds))[0]
+        cts = pull(*seeds)
         return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
     parts = [
-        tree_flatten(vmap(pull)(*_basis_rows(shapes, dtypes, start, stop)))[0]
+        vmap_call(pull, 0, 0, None, tuple(_basis_rows(shapes, dtypes, start, stop)), {})
         for start, stop in _chunks(total, chunk_size)
     ]
     if not parts:
@@ -142,10 +148,11 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
 
 def _diff_args(
     args: tuple[Any, ...], argnums: int | Sequence[int], transform: str
-) -> tuple[tuple[int, ...], list[Any]]:
+) -> tuple[tuple[int, ...], list[Any], list[Any], PyTreeDef[Any]]:
+    """The positions, the checked arguments to differentiate, their leaves and structure."""
     nums = normalize_argnums(argnums, len(args), transform)
     flat, tree = flatten_inputs([args[n] for n in nums], transform, nums)
-    return nums, list(tree.unflatten(flat))
+    return nums, list(tree.unflatten(flat)), flat, tree
 
 
 def _assemble(
@@ -558,11 +565,12 @@ def jacfwd(
 
     @functools.wraps(fun)
     def jacfwd_fun(*args: Any, **kwargs: Any) -> Any:
-        nums, diff = _diff_args(args, argnums, "jacfwd")
+        nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacfwd")
         check_input_dtypes(diff, nums, "jacfwd", holomorphic)
         partial = partial_of(fun, args, kwargs, nums)
-        flat_in, in_tree = tree_flatten(diff)
-        out, tangents, aux = _push_basis_forward(partial, diff, in_tree, has_aux, chunk_size)
+        out, tangents, aux = _push_basis_forward(
+            partial, diff, flat_in, in_tree, has_aux, chunk_size
+        )
         flat_out = tree_flatten(out)[0]
         offsets = _offsets(flat_in)
 
@@ -971,15 +979,14 @@ def jacrev(
 
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:
-        nums, diff = _diff_args(args, argnums, "jacrev")
+        nums, diff, flat_in, _ = _diff_args(args, argnums, "jacrev")
         check_input_dtypes(diff, nums, "jacrev", holomorphic)
         partial = partial_of(fun, args, kwargs, nums)
-        out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev")
+        out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev", checked=True)
         if holomorphic:
             for leaf in tree_flatten(out)[0]:
                 check_output_dtype(leaf, "jacrev", holomorphic)
         cotangents = _push_basis_reverse(pullback, out, chunk_size)
-        flat_in = tree_flatten(diff)[0]
         flat_out = tree_flatten(out)[0]
         offsets = _offsets(flat_out)
 
@@ -998,7 +1005,7 @@ def jacrev(
 
 
 def _offsets(leaves: list[Any]) -> list[int]:
-    return [int(n) for n in np.cumsum([0] + [math.prod(shape_of(x)) for x in leaves])]
+    return list(itertools.accumulate((math.prod(shape_of(x)) for x in leaves), initial=0))
 
 
 def _rows(stacked: Any, start: int, stop: int, leaves: int) -> Any:

@@ -9,6 +9,9 @@ side, solves for each Taylor coefficient.
 
 from __future__ import annotations
 
+from typing import Any
+
+from transforms.core import Primitive
 from transforms.numpy._taylor import linear
 from transforms.taylor import deftaylor, ode_rule
 
@@ -16,6 +19,7 @@ from ._checkpoint import checkpoint_call_p
 from ._custom import custom_jvp_call_p, custom_vjp_call_p
 from ._implicit import implicit_solve_p
 
-for _p in (custom_jvp_call_p, custom_vjp_call_p, checkpoint_call_p):
+_DERIVED: tuple[Primitive[Any], ...] = (custom_jvp_call_p, custom_vjp_call_p, checkpoint_call_p)
+for _p in _DERIVED:
     deftaylor(_p, ode_rule(_p))
 deftaylor(implicit_solve_p, linear(implicit_solve_p))

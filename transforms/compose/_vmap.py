@@ -21,7 +21,7 @@ from transforms.numpy._define import shape_of
 
 from ._args import check_callable
 
-__all__ = ["vmap"]
+__all__ = ["vmap", "vmap_call"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -100,8 +100,8 @@ def _unbatch(out: Any, trace: BatchTrace, axis: int | None, size: int) -> Any:
         value, bdim = out.value, out.bdim
     else:  # constant along the batch: broadcast it
         value, bdim = broadcast_to(out, (size, *shape_of(out))), 0
-    ndim = len(shape_of(value))
-    return moveaxis(value, bdim, _normalize(axis, ndim, "out_axes"))
+    axis = _normalize(axis, len(shape_of(value)), "out_axes")
+    return value if bdim == axis else moveaxis(value, bdim, axis)
 
 
 def vmap(
@@ -133,34 +133,46 @@ def vmap(
 
     @functools.wraps(fun)
     def vmapped(*args: P.args, **kwargs: P.kwargs) -> R:
-        prefix = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
-        if isinstance(prefix, tuple) and len(prefix) != len(args):
-            raise ValueError(
-                f"vmap: in_axes has {len(prefix)} entries for {len(args)} positional arguments"
-            )
-        leaves, tree = tree_flatten(args)
-        axes = _broadcast_prefix(prefix, args, "in_axes")
-        positions = [pos for pos, arg in enumerate(args) for _ in tree_flatten(arg)[0]]
-        leaves = [
-            _mappable(x, pos) if a is not None else x
-            for x, a, pos in zip(leaves, axes, positions, strict=True)
-        ]
-        axes = [
-            None if a is None else _normalize(a, len(shape_of(x)), "in_axes")
-            for x, a in zip(leaves, axes, strict=True)
-        ]
-        size = _batch_size(leaves, axes, axis_size)
-        with new_trace(lambda level: BatchTrace(level, size)) as trace:
-            tracers = [
-                x if a is None else BatchTracer(trace, x, a)
-                for x, a in zip(leaves, axes, strict=True)
-            ]
-            out = fun(*tree.unflatten(tracers), **kwargs)
-            out_leaves, out_tree = tree_flatten(out)
-            out_axes_flat = _broadcast_prefix(out_axes, out, "out_axes")
-            results = [
-                _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
-            ]
-        return out_tree.unflatten(results)
+        return vmap_call(fun, in_axes, out_axes, axis_size, args, kwargs)
 
     return vmapped
+
+
+def vmap_call(
+    fun: Callable[..., R],
+    in_axes: Axes,
+    out_axes: Axes,
+    axis_size: int | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> R:
+    """One call of ``vmap(fun, in_axes, out_axes, axis_size)`` (the Jacobians call it
+    directly: no wrapper function to build per call)."""
+    prefix = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
+    if isinstance(prefix, tuple) and len(prefix) != len(args):
+        raise ValueError(
+            f"vmap: in_axes has {len(prefix)} entries for {len(args)} positional arguments"
+        )
+    leaves, tree = tree_flatten(args)
+    axes = _broadcast_prefix(prefix, args, "in_axes")
+    positions = [pos for pos, arg in enumerate(args) for _ in tree_flatten(arg)[0]]
+    leaves = [
+        _mappable(x, pos) if a is not None else x
+        for x, a, pos in zip(leaves, axes, positions, strict=True)
+    ]
+    axes = [
+        None if a is None else _normalize(a, len(shape_of(x)), "in_axes")
+        for x, a in zip(leaves, axes, strict=True)
+    ]
+    size = _batch_size(leaves, axes, axis_size)
+    with new_trace(lambda level: BatchTrace(level, size)) as trace:
+        tracers = [
+            x if a is None else BatchTracer(trace, x, a) for x, a in zip(leaves, axes, strict=True)
+        ]
+        out = fun(*tree.unflatten(tracers), **kwargs)
+        out_leaves, out_tree = tree_flatten(out)
+        out_axes_flat = _broadcast_prefix(out_axes, out, "out_axes")
+        results = [
+            _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
+        ]
+    return out_tree.unflatten(results)

@@ -29,13 +29,8 @@ from ._batching import elementwise_rule
 from ._define import dtype_of, shape_of
 from ._elementwise import exp, exp2, floor, imag, is_complex, log, positive, real, sign, trunc
 from ._kit import elementwise, elementwise_function, elementwise_nondifferentiable, unary
-from ._shape import (
-    array,
-    astype,
-    to_operand,
-    to_output,
-    where,
-)
+from ._shape import astype, to_operand, to_output, where
+from ._shape import operands as _operands
 
 __all__ = [
     "add",
@@ -68,10 +63,6 @@ __all__ = [
     "clip",
     "angle",
 ]
-
-
-def _operands(*xs: ArrayLike) -> list[Any]:
-    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
 
 
 def _binary(primitive: Primitive, doc: str) -> Callable[[ArrayLike, ArrayLike], Array]:

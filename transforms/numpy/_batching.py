@@ -10,6 +10,7 @@ family, ``_shape``'s included, whose primitives use these helpers for their own 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,39 @@ from transforms.core import Primitive
 
 from ._define import shape_of
 
-__all__ = ["axis_size", "to_front", "elementwise_rule", "reduction_rule", "materialized"]
+__all__ = [
+    "axis_size",
+    "to_front",
+    "elementwise_rule",
+    "reduction_rule",
+    "materialized",
+    "identity_basis",
+    "is_identity_basis",
+]
+
+# The identity bases alive now, by id: a weak mapping, so an entry dies with its array (and
+# a later array at the same address is not mistaken for one: the lookup checks identity).
+_IDENTITIES: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+
+
+def identity_basis(n: int, dtype: Any) -> np.ndarray:
+    """``np.eye(n, dtype=dtype)``, the standard basis of an ``n``-vector stacked on axis 0, as
+    a fresh array that batching rules recognise (``is_identity_basis``) while it is alive.
+
+    ``jacfwd``/``jacrev`` push it through ``vmap``; a rule whose batched operand is this very
+    array may compute its product in closed form (``matmul``: ``A @ e_i`` is column ``i`` of
+    ``A``, an ``n``-fold product saved). Only the array object itself is recognised, never a
+    view or a copy of it, and it never reaches the user (the Jacobian is assembled from
+    the results, at most views of it), so nothing writes into it while a rule relies on it.
+    """
+    basis = np.eye(n, dtype=dtype)
+    _IDENTITIES[id(basis)] = basis
+    return basis
+
+
+def is_identity_basis(x: object) -> bool:
+    """Whether ``x`` is an array made by ``identity_basis`` (that very object)."""
+    return type(x) is np.ndarray and _IDENTITIES.get(id(x)) is x
 
 
 def axis_size(values: Sequence[Any], dims: Sequence[int | None]) -> int:
@@ -58,8 +91,15 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
     """
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
-        shapes = [shape_of(v) for v in values]
-        rank = max(len(s) - (d is not None) for s, d in zip(shapes, dims, strict=True))
+        # one pass for the shapes and the per-example rank (the hot path of every batched
+        # elementwise operation: an ndarray's shape is read without a call)
+        shapes = []
+        rank = 0
+        for v, d in zip(values, dims, strict=True):
+            shape = v.shape if type(v) is np.ndarray else shape_of(v)
+            shapes.append(shape)
+            if len(shape) - (d is not None) > rank:
+                rank = len(shape) - (d is not None)
         operands = list(values)
         for i, d in enumerate(dims):
             if d is None:

@@ -33,7 +33,7 @@ from transforms.sparsity import defsparsity, index_rule
 
 from . import _batching
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
-from ._indexing import getitem, untake
+from ._indexing import diagonal, diagonal_index, getitem, untake
 from ._products import tensordot
 from ._shape import (
     asarray,
@@ -73,7 +73,6 @@ __all__ = [
     "fliplr",
     "flipud",
     "diag",
-    "diagonal",
     "diagflat",
     "tril",
     "triu",
@@ -549,35 +548,13 @@ def rot90(m: ArrayLike, k: int = 1, axes: Sequence[int] = (0, 1)) -> Array:
 
 
 # ---- diagonals and triangles -------------------------------------------------------------------
-def _diagonal_index(n1: int, n2: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
-    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
-    steps = np.arange(length)
-    return steps + max(-offset, 0), steps + max(offset, 0)
-
-
-def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
-    """Differentiable ``numpy.diagonal``: a composite of ``moveaxis`` and a gather, whose
-    VJP scatters back onto the diagonal (the diagonal is the last axis of the result)."""
-    a = _operand(a)
-    ndim = ndim_of(a)
-    if ndim < 2:
-        raise ValueError("diag requires an array of at least two dimensions")
-    i, j = _axis(axis1, ndim), _axis(axis2, ndim)
-    if i == j:
-        raise ValueError("axis1 and axis2 cannot be the same")
-    x = moveaxis(a, (i, j), (-2, -1))
-    n1, n2 = shape_of(x)[-2:]
-    rows, cols = _diagonal_index(n1, n2, int(offset))
-    return getitem(x, (Ellipsis, rows, cols))
-
-
 def diag(v: ArrayLike, k: int = 0) -> Array:
     """Differentiable ``numpy.diag``: a composite. A 1-d input is scattered onto a diagonal
     of zeros (``untake``), a 2-d input gives its ``k``-th diagonal (``diagonal``)."""
     v = _operand(v)
     if ndim_of(v) == 1:
         n = shape_of(v)[0] + abs(k)
-        rows, cols = _diagonal_index(n, n, int(k))
+        rows, cols = diagonal_index(n, n, int(k))
         return untake(v, (rows, cols), (n, n))
     if ndim_of(v) == 2:
         return diagonal(v, k)

@@ -33,7 +33,8 @@ from transforms.sparsity import elementwise_rule as sparsity_elementwise
 from ._batching import elementwise_rule
 from ._define import dtype_of, is_traced
 from ._kit import unary
-from ._shape import array, where, zeros_like
+from ._shape import operand as _operand
+from ._shape import where, zeros_like
 
 __all__ = [
     "sin",
@@ -83,10 +84,6 @@ __all__ = [
     "rint",
     "fix",
 ]
-
-
-def _operand(x: ArrayLike) -> Any:
-    return array(x) if isinstance(x, (list, tuple)) else x
 
 
 def is_complex(x: Any) -> bool:

@@ -8,8 +8,9 @@ signals (``interp``, ``convolve``, ``correlate``, ``polyval``, ``trapezoid``), s
 Every differentiable one is a composite of the families' primitives, written as NumPy (or
 JAX) computes it, so its derivatives are those of NumPy's formula in every mode and nesting:
 ``interp`` is piecewise linear in ``x``, ``xp`` and ``fp`` (at a knot, the segment to its
-right, as JAX); ``convolve``/``correlate`` gather the overlapping windows and contract them
-(bilinear in both signals); ``unique``'s values are gathered from their first occurrences
+right, as JAX); ``convolve``/``correlate`` are slices of the library's one convolution
+primitive (``_convolution``, shared with ``transforms.scipy.signal``; bilinear in both
+signals); ``unique``'s values are gathered from their first occurrences
 (derivative of each value: that entry's). Functions whose result's shape depends on the
 values (``unique``, ``histogram``, the ``bincount`` length) need concrete values: under
 ``vmap`` they refuse with a ``TypeError`` (as JAX without ``size=``).
@@ -29,6 +30,7 @@ from transforms.core import Array, ArrayLike, Tracer, concrete
 from . import (
     _arithmetic,
     _construct,
+    _convolution,
     _elementwise,
     _indexing,
     _nondiff,
@@ -38,6 +40,7 @@ from . import (
     _shape,
 )
 from ._define import dtype_of, ndim_of, shape_of
+from ._shape import operand as _operand
 
 __all__ = [
     "bincount",
@@ -69,10 +72,6 @@ __all__ = [
     "unique",
     "where",
 ]
-
-
-def _operand(a: Any) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 def _values(name: str, *xs: Any) -> list[Any]:
@@ -373,18 +372,8 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: i
     return _reductions.sum(d * pairs / 2.0, axis)
 
 
-# ---- signals: windows gathered and contracted --------------------------------------------
-def _full_convolution(a: Any, v: Any) -> Array:
-    """``numpy.convolve(a, v, "full")``: every window of ``a`` padded by ``len(v) - 1`` zeros
-    each side, contracted with ``v`` reversed."""
-    m = shape_of(v)[0]
-    padded = _construct.pad(a, (m - 1, m - 1))
-    length = shape_of(a)[0] + m - 1
-    windows = np.arange(length)[:, None] + np.arange(m)[None, :]
-    return _products.matmul(_indexing.getitem(padded, windows), _construct.flip(v))
-
-
-def _signals(name: str, a: Any, v: Any) -> tuple[Any, Any]:
+# ---- signals: slices of the one convolution (``_convolution``) ----------------------------
+def _signals(name: str, a: Any, v: Any, mode: str) -> tuple[Any, Any]:
     a, v = _operand(a), _operand(v)
     if ndim_of(a) != 1 or ndim_of(v) != 1:
         raise ValueError(f"transforms.numpy.{name}: a and v must be one-dimensional")
@@ -392,40 +381,30 @@ def _signals(name: str, a: Any, v: Any) -> tuple[Any, Any]:
         raise ValueError("a cannot be empty")
     if shape_of(v)[0] == 0:
         raise ValueError("v cannot be empty")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     return a, v
-
-
-def _mode_slice(full: Array, n: int, m: int, mode: str) -> Array:
-    if mode == "full":
-        return full
-    if mode == "same":
-        start = (builtins.min(n, m) - 1) // 2
-        return _indexing.getitem(full, slice(start, start + builtins.max(n, m)))
-    if mode == "valid":
-        return _indexing.getitem(full, slice(builtins.min(n, m) - 1, builtins.max(n, m)))
-    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
 
 
 def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full") -> Array:
     """Differentiable ``numpy.convolve`` of two 1-d signals, bilinear in both, with NumPy's
-    ``mode`` ("full", "same", "valid")."""
-    a, v = _signals("convolve", a, v)
-    n, m = shape_of(a)[0], shape_of(v)[0]
-    full = _full_convolution(a, v) if n >= m else _full_convolution(v, a)
-    return _mode_slice(full, n, m, mode)
+    ``mode`` ("full", "same", "valid"): NumPy puts the longer signal first, and its modes are
+    then SciPy's."""
+    a, v = _signals("convolve", a, v, mode)
+    if shape_of(a)[0] < shape_of(v)[0]:
+        a, v = v, a
+    return _convolution.mode_of(a, v, mode, None)
 
 
 def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
     """Differentiable ``numpy.correlate`` of two 1-d signals (``sum_n a[n + k] conj(v[n])``),
     with NumPy's ``mode``: the convolution of ``a`` with ``conj(v)`` reversed."""
-    a, v = _signals("correlate", a, v)
-    n, m = shape_of(a)[0], shape_of(v)[0]
-    if n >= m:
-        full = _full_convolution(a, _construct.flip(_elementwise.conj(v)))
-        return _mode_slice(full, n, m, mode)
+    a, v = _signals("correlate", a, v, mode)
+    if shape_of(a)[0] >= shape_of(v)[0]:
+        return _convolution.mode_of(a, _construct.flip(_elementwise.conj(v)), mode, None)
     # NumPy correlates the longer signal with the shorter and reverses: the same numbers
-    full = _full_convolution(_elementwise.conj(v), _construct.flip(a))
-    return _construct.flip(_mode_slice(full, n, m, mode))
+    reversed_ = _convolution.mode_of(_elementwise.conj(v), _construct.flip(a), mode, None)
+    return _construct.flip(reversed_)
 
 
 # ---- statistics --------------------------------------------------------------------------
@@ -495,7 +474,7 @@ def corrcoef(
     c = cov(x, y, rowvar, dtype=dtype)
     if ndim_of(c) == 0:
         return _arithmetic.divide(c, c)  # an array, not NumPy's 0-d scalar
-    stddev = _elementwise.sqrt(_elementwise.real(_construct.diagonal(c)))
+    stddev = _elementwise.sqrt(_elementwise.real(_indexing.diagonal(c)))
     c = c / stddev[:, None] / stddev[None, :]
     if np.iscomplexobj(np.empty(0, dtype_of(c))):
         return c

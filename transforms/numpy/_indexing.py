@@ -27,9 +27,9 @@ from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule, scatter_rule
 
 from . import _batching, _shape
-from ._define import dtype_of, shape_of
+from ._define import dtype_of, ndim_of, normalize_axes, shape_of
 
-__all__ = ["at"]  # x[idx] is the operator; getitem/untake are internal
+__all__ = ["at", "diagonal"]  # x[idx] is the operator; getitem/untake are internal
 
 
 def _is_basic(index: Any) -> bool:
@@ -373,9 +373,9 @@ defbatch(scatter_add_p, _scatter_add_batch)
 defsparsity(gather_p, index_rule(gather_p, data=(0,)))
 defsparsity(
     scatter_add_p,
-    scatter_rule(lambda numbers, *arrays, index, shape: _gather_impl(
-        numbers, *arrays, index=index
-    )),
+    scatter_rule(
+        lambda numbers, *arrays, index, shape: _gather_impl(numbers, *arrays, index=index)
+    ),
 )
 
 
@@ -515,3 +515,27 @@ def at(x: ArrayLike) -> _AtIndexer:
         array(10.)
     """
     return _AtIndexer(_shape.asarray(x) if isinstance(x, (list, tuple)) else x)
+
+
+# ---- diagonals: the one gather of them (numpy's diagonal and trace, linalg's, diag) ---------
+def diagonal_index(n1: int, n2: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns of the ``offset`` diagonal of an ``n1 x n2`` matrix."""
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    steps = np.arange(length)
+    return steps + max(-offset, 0), steps + max(offset, 0)
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """Differentiable ``numpy.diagonal``: a composite of ``moveaxis`` and a gather, whose
+    VJP scatters back onto the diagonal (the diagonal is the last axis of the result)."""
+    a = _shape.operand(a)
+    ndim = ndim_of(a)
+    if ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    i, j = normalize_axes(axis1, ndim)[0], normalize_axes(axis2, ndim)[0]
+    if i == j:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    x = _shape.moveaxis(a, (i, j), (-2, -1))
+    n1, n2 = shape_of(x)[-2:]
+    rows, cols = diagonal_index(n1, n2, int(offset))
+    return getitem(x, (Ellipsis, rows, cols))

@@ -35,7 +35,7 @@ from transforms.taylor import deftaylor, ode_rule
 
 from ._batching import elementwise_rule
 from ._define import nondifferentiable
-from ._shape import array, to_operand, to_output
+from ._shape import operand, to_operand, to_output
 
 __all__ = [
     "NO_DERIVATIVE",
@@ -59,10 +59,6 @@ class _NoDerivative:
 
 NO_DERIVATIVE: Final = _NoDerivative()
 """A derivative that is declared not to be available: the rules refuse with ``NoRuleError``."""
-
-
-def _as_operand(x: Any) -> Any:
-    return array(x) if isinstance(x, (list, tuple)) else x
 
 
 def _refusal(name: str, argnum: int, reason: str) -> tuple[Any, Any]:
@@ -110,7 +106,7 @@ def unary(
     defsparsity(primitive, None if derivative is None else partials_rule((derivative,)))
     defbatch(primitive, elementwise_rule(primitive))
     public = unary_function(
-        primitive, _as_operand, name, doc or f"Differentiable ``{name}`` (elementwise)."
+        primitive, operand, name, doc or f"Differentiable ``{name}`` (elementwise)."
     )
     return primitive, public
 
@@ -207,7 +203,7 @@ def elementwise_function(primitive: Primitive, doc: str) -> Callable[..., Array]
     def fn(*args: ArrayLike) -> Array:
         for a in args:
             if isinstance(a, (list, tuple)):
-                return bind(*[_as_operand(v) for v in args])
+                return bind(*[operand(v) for v in args])
         return bind(*args)
 
     fn.__name__ = fn.__qualname__ = primitive.name

@@ -74,6 +74,7 @@ from ._batching import elementwise_rule, to_front
 from ._define import dtype_of, ndim_of, normalize_axes, shape_of
 from ._products import matmul
 from ._shape import in_dtype_of
+from ._shape import operand as _operand
 
 __all__ = [
     "det",
@@ -150,10 +151,6 @@ for _cls in (SlogdetResult, EighResult, EigResult, QRResult, SVDResult, LstsqRes
 
 
 # ---- helpers (differentiable, broadcasting over leading dimensions) --------------------------
-def _operand(a: ArrayLike) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
-
-
 def _is_complex(x: Any) -> bool:
     return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 
@@ -1330,19 +1327,9 @@ def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
 
 
 def trace(x: ArrayLike, /, *, offset: int = 0, dtype: Any = None) -> Array:
-    """Differentiable ``numpy.linalg.trace`` (NumPy 2): the sum of the ``offset`` diagonal of
-    each matrix of a stack (last two axes). A composite of indexing and ``sum``."""
-    x = _operand(x)
-    shape = shape_of(x)
-    if len(shape) < 2:
-        raise ValueError(f"trace: x must be at least two-dimensional (got {shape})")
-    m, n = shape[-2:]
-    rows = np.arange(max(0, -offset), max(0, min(m, n - offset)))
-    cols = rows + offset
-    diagonal = _indexing.getitem(x, (Ellipsis, rows, cols))
-    if dtype is not None:
-        diagonal = _shape.astype(diagonal, dtype)
-    return _reductions.sum(diagonal, axis=-1)
+    """Differentiable ``numpy.linalg.trace`` (NumPy 2): ``numpy.trace`` over the last two
+    axes, the sum of the ``offset`` diagonal of each matrix of a stack."""
+    return _reductions.trace(x, offset, -2, -1, dtype)
 
 
 # ---- NumPy 2's array-API functions: composites of the above and of the products ----------------
@@ -1389,15 +1376,9 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
 
 
 def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
-    """Differentiable ``numpy.linalg.diagonal``: the ``offset`` diagonal of each matrix of a
-    stack (last two axes), by indexing."""
-    x = _operand(x)
-    shape = shape_of(x)
-    if len(shape) < 2:
-        raise ValueError(f"diagonal: x must be at least two-dimensional (got {shape})")
-    m, n = shape[-2:]
-    rows = np.arange(max(0, -offset), max(0, min(m, n - offset)))
-    return _indexing.getitem(x, (Ellipsis, rows, rows + offset))
+    """Differentiable ``numpy.linalg.diagonal`` (NumPy 2): ``numpy.diagonal`` over the last
+    two axes, the ``offset`` diagonal of each matrix of a stack."""
+    return _indexing.diagonal(x, offset, -2, -1)
 
 
 def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
@@ -1430,4 +1411,3 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
 def tensordot(x1: ArrayLike, x2: ArrayLike, /, *, axes: Any = 2) -> Array:
     """Differentiable ``numpy.linalg.tensordot`` (``tnp.tensordot``)."""
     return _products.tensordot(x1, x2, axes)
-

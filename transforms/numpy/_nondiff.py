@@ -24,6 +24,7 @@ from . import _arithmetic, _shape
 from ._batching import axis_size, materialized, reduction_rule, to_front
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, reject_out, shape_of
 from ._kit import elementwise_nondifferentiable
+from ._shape import operand as _operand
 
 __all__ = [
     "logical_and",
@@ -60,10 +61,6 @@ __all__ = [
     "ndim",
     "size",
 ]
-
-
-def _operand(a: Any) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 # ---- elementwise ----------------------------------------------------------------------------

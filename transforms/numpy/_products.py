@@ -25,9 +25,10 @@ from transforms.sparsity import defsparsity, matmul_rule
 
 from . import _elementwise, _indexing, _reductions, _shape
 from ._arithmetic import multiply
-from ._batching import axis_size, materialized, to_front
+from ._batching import axis_size, is_identity_basis, materialized, to_front
 from ._define import dtype_of, ndim_of, shape_of
 from ._shape import array, broadcast_to, in_dtype_of, reshape, transpose, unbroadcast
+from ._shape import operands as _operands
 
 __all__ = [
     "matmul",
@@ -50,8 +51,9 @@ def _swap_last(a: Any) -> Any:
 def _matmul_pullback(argnum: int, x: Any, y: Any) -> Callable[[Any], Any]:
     x_shape, y_shape = shape_of(x), shape_of(y)
     # A matrix times a vector (either way round), the shape of most models and of every
-    # Jacobian/Hessian row: one product or one outer product, without the reshapes and
-    # transposes of the general case (which nested and batched transforms would repeat).
+    # Jacobian/Hessian row, or two matrices: one product (or one outer product), without the
+    # reshapes, batch-shape broadcasting and un-broadcasting of the general case (which
+    # nested and batched transforms would repeat).
     if len(x_shape) == 2 and len(y_shape) == 1:
         if argnum == 0:
             return lambda ct: multiply(reshape(ct, (x_shape[0], 1)), y)  # outer(ct, y)
@@ -60,6 +62,10 @@ def _matmul_pullback(argnum: int, x: Any, y: Any) -> Callable[[Any], Any]:
         if argnum == 0:
             return lambda ct: matmul(y, ct)  # y @ ct
         return lambda ct: multiply(reshape(x, (x_shape[0], 1)), ct)  # outer(x, ct)
+    if len(x_shape) == 2 and len(y_shape) == 2:  # two matrices (every layer of an MLP)
+        if argnum == 0:
+            return lambda ct: matmul(ct, transpose(y))  # ct @ y.T
+        return lambda ct: matmul(transpose(x), ct)  # x.T @ ct
     x2 = x_shape if len(x_shape) > 1 else (1,) + x_shape
     y2 = y_shape if len(y_shape) > 1 else y_shape + (1,)
     out2 = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
@@ -87,16 +93,43 @@ defjvp(matmul_p, lambda t, ans, x, y: matmul(t, y), lambda t, ans, x, y: matmul(
 defvjp(matmul_p, _matmul_vjp(0), _matmul_vjp(1))
 
 
+def _times_identity(a: Any, basis: np.ndarray, contracted: int) -> Any | None:
+    """The product of ``a`` with the identity ``basis`` (``A @ e_i`` for every ``i``: ``A``
+    itself), or ``None`` if the shapes or dtypes do not allow it (``matmul`` then says why).
+
+    ``A``, in ``matmul``'s result dtype, is exactly what the product computes for finite
+    entries (each is one entry times 1 plus zeros); where ``A`` holds an inf or a nan the
+    product would spread nans (``inf * 0``) and ``A`` is the exact derivative. An array is
+    copied: a Jacobian assembled from it must not share memory with the user's ``A``.
+    """
+    dtype = dtype_of(a)
+    if dtype.kind not in "biufc" or shape_of(a)[contracted] != shape_of(basis)[0]:
+        return None
+    dtype = np.promote_types(dtype, basis.dtype)
+    if isinstance(a, np.ndarray):
+        return np.array(a, dtype=dtype)
+    return a if dtype_of(a) == dtype else a.astype(dtype)
+
+
 def _matmul_batch(values: Any, dims: Any) -> tuple[Any, int]:
     """Batch ``matmul`` as one large product where the other operand is an unbatched matrix
-    (the shape of Jacobian work), and as a broadcast batched ``matmul`` otherwise."""
+    (the shape of Jacobian work), and as a broadcast batched ``matmul`` otherwise. The
+    identity basis of ``jacfwd``/``jacrev`` (``is_identity_basis``) takes no product at all."""
     (x, y), (dx, dy) = values, dims
     if dy is None and ndim_of(y) == 2 and ndim_of(x) - 1 <= 2:  # (B, [m,] n) @ (n, p)
         x = to_front(x, dx)
+        if is_identity_basis(x):  # e_i @ y: row i of y
+            rows = _times_identity(y, x, 0)
+            if rows is not None:
+                return rows, 0
         return matmul(x, y), 0
     if dx is None and ndim_of(x) == 2 and ndim_of(y) in (2, 3):  # (m, n) @ (B, n [, p])
         y = to_front(y, dy)
         if ndim_of(y) == 2:  # per-example vectors become the columns of one matrix
+            if is_identity_basis(y):  # x @ e_i: column i of x
+                columns = _times_identity(x, y, 1)
+                if columns is not None:
+                    return columns, 1
             return matmul(x, transpose(y)), 1
         size, n, p = shape_of(y)
         columns = reshape(transpose(y, (1, 0, 2)), (n, size * p))
@@ -178,10 +211,6 @@ def outer(a: ArrayLike, b: ArrayLike) -> Array:
     a = array(a) if isinstance(a, (list, tuple)) else a
     b = array(b) if isinstance(b, (list, tuple)) else b
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
-
-
-def _operands(*xs: ArrayLike) -> list[Any]:
-    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
 
 
 def _is_complex(x: Any) -> bool:

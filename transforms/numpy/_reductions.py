@@ -17,7 +17,6 @@ Conventions at kinks: ``std`` (and ``nanstd``) has derivative 0 where the varian
 
 from __future__ import annotations
 
-import builtins
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload
@@ -34,6 +33,7 @@ from transforms.sparsity import reduction_rule as sparsity_reduction
 from . import _arithmetic, _elementwise, _indexing, _nondiff, _shape
 from ._batching import reduction_rule, to_front
 from ._define import dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._shape import operand as _operand
 
 __all__ = [
     "sum",
@@ -70,10 +70,6 @@ def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bo
     if not keepdims and axes != tuple(range(len(axes))):
         ct = _shape.reshape(ct, _kept_shape(shape, axes))
     return _shape.broadcast_to(ct, shape)
-
-
-def _operand(a: ArrayLike) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 # ---- sum ---------------------------------------------------------------------------------
@@ -467,24 +463,10 @@ def trace(
     dtype: Any = None,
     out: None = None,
 ) -> Array:
-    """Differentiable ``numpy.trace`` (a composite: a strided slice of the flattened matrix
-    axes, then ``sum``; its VJP writes the cotangent back onto the diagonal)."""
+    """Differentiable ``numpy.trace``: ``sum`` of the ``diagonal`` (whose VJP writes the
+    cotangent back onto the diagonal)."""
     reject_out("trace", out)
-    a = _operand(a)
-    ndim = len(shape_of(a))
-    if ndim < 2:
-        raise ValueError("diag requires an array of at least two dimensions")
-    ax1, ax2 = normalize_axes(axis1, ndim)[0], normalize_axes(axis2, ndim)[0]
-    if ax1 == ax2:
-        raise ValueError("axis1 and axis2 cannot be the same")
-    m = _shape.moveaxis(a, (ax1, ax2), (-2, -1))
-    rows, cols = shape_of(m)[-2:]
-    start = offset if offset >= 0 else -offset * cols
-    length = builtins.max(0, builtins.min(rows, cols - offset, rows + offset, cols))
-    flat = _shape.reshape(m, shape_of(m)[:-2] + (rows * cols,))
-    stop = start + (length - 1) * (cols + 1) + 1 if length else start
-    diagonal = _indexing.getitem(flat, (Ellipsis, slice(start, stop, cols + 1)))
-    return sum(diagonal, -1, dtype)
+    return sum(_indexing.diagonal(a, offset, axis1, axis2), -1, dtype)
 
 
 # ---- logsumexp, softmax, log_softmax ------------------------------------------------------

@@ -27,12 +27,9 @@ from transforms.sparsity import defsparsity, scan_rule
 from . import _indexing, _shape
 from ._batching import to_front
 from ._define import dtype_of, ndim_of, normalize_axes, reject_out, shape_of
+from ._shape import operand as _operand
 
 __all__ = ["cumsum", "cumprod", "diff", "gradient"]
-
-
-def _operand(a: ArrayLike) -> Any:
-    return _shape.asarray(a) if isinstance(a, (list, tuple)) else a
 
 
 def _along(axis: int, ndim: int, part: slice) -> tuple[slice, ...]:

@@ -43,11 +43,6 @@ __all__ = [
 ]
 
 
-def _as_operand(x: Any) -> Any:
-    """Lists and tuples (possibly holding tracers) become arrays; everything else passes."""
-    return array(x) if isinstance(x, (list, tuple)) else x
-
-
 # ---- reshape ----------------------------------------------------------------------------
 reshape_p = Primitive("reshape", lambda x, shape, order: np.reshape(x, shape, order=order))
 defjvp(reshape_p, lambda t, ans, x, shape, order: reshape(t, shape, order))
@@ -82,7 +77,7 @@ defsparsity(reshape_p, index_rule(reshape_p))
 
 def reshape(a: ArrayLike, shape: int | Sequence[int], order: str = "C") -> Array:
     """Differentiable ``numpy.reshape``."""
-    a = _as_operand(a)
+    a = operand(a)
     if shape_of(a) == shape:
         return a  # type: ignore[return-value]
     return reshape_p.bind(a, shape=shape, order=order)
@@ -116,7 +111,7 @@ defbatch(
 
 def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.transpose``."""
-    a = _as_operand(a)
+    a = operand(a)
     ndim = ndim_of(a)
     perm = tuple(range(ndim))[::-1] if axes is None else tuple(int(i) % max(ndim, 1) for i in axes)
     if sorted(perm) != list(range(ndim)):
@@ -128,7 +123,7 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
 
 def moveaxis(a: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.moveaxis`` (a transpose)."""
-    a = _as_operand(a)
+    a = operand(a)
     ndim = ndim_of(a)
     src = _axes_list(source, ndim)
     dst = _axes_list(destination, ndim)
@@ -164,7 +159,7 @@ defsparsity(broadcast_to_p, index_rule(broadcast_to_p))
 
 def broadcast_to(array: ArrayLike, shape: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.broadcast_to``."""
-    array = _as_operand(array)
+    array = operand(array)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if shape_of(array) == shape:
         return array  # type: ignore[return-value]
@@ -188,7 +183,7 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
 # ---- expand_dims, squeeze: reshapes -------------------------------------------------------
 def expand_dims(a: ArrayLike, axis: int | Sequence[int]) -> Array:
     """Differentiable ``numpy.expand_dims`` (a reshape)."""
-    a = _as_operand(a)
+    a = operand(a)
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape) + (1 if isinstance(axis, int) else len(axis)))
     new = list(shape)
@@ -199,7 +194,7 @@ def expand_dims(a: ArrayLike, axis: int | Sequence[int]) -> Array:
 
 def squeeze(a: ArrayLike, axis: int | Sequence[int] | None = None) -> Array:
     """Differentiable ``numpy.squeeze`` (a reshape)."""
-    a = _as_operand(a)
+    a = operand(a)
     shape = shape_of(a)
     if axis is None:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
@@ -253,7 +248,7 @@ defbatch(
 
 def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Array:
     """Differentiable ``numpy.stack``."""
-    xs = [_as_operand(x) for x in arrays]
+    xs = [operand(x) for x in arrays]
     if not xs:
         raise ValueError("need at least one array to stack")
     axis = normalize_axes(axis, ndim_of(xs[0]) + 1)[0]
@@ -287,7 +282,7 @@ defbatch(
 
 def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
     """Differentiable ``numpy.concatenate``."""
-    xs = [_as_operand(x) for x in arrays]
+    xs = [operand(x) for x in arrays]
     if not xs:
         raise ValueError("need at least one array to concatenate")
     if axis is None:
@@ -321,6 +316,17 @@ def asarray(a: Any, dtype: Any = None) -> Array:
     return array(a, dtype)
 
 
+def operand(x: Any) -> Any:
+    """A public function's array argument: a list or tuple (which may hold tracers) becomes an
+    array; arrays, tracers and scalars pass unchanged (each family's first step)."""
+    return array(x) if isinstance(x, (list, tuple)) else x
+
+
+def operands(*xs: Any) -> list[Any]:
+    """``operand`` of each of ``xs`` (its test written out: the binary functions' hot path)."""
+    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
+
+
 # ---- dtype conversion ---------------------------------------------------------------------
 astype_p = Primitive("astype", lambda x, dtype: np.asarray(x).astype(dtype))
 defsparsity(astype_p, sparsity_elementwise())
@@ -351,7 +357,7 @@ def astype(x: ArrayLike, dtype: Any) -> Array:
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.inexact):
         return _astype_nondiff_p.bind(x, dtype=dtype)
-    return astype_p.bind(_as_operand(x), dtype=dtype)
+    return astype_p.bind(operand(x), dtype=dtype)
 
 
 # ---- constants shaped like a value ----------------------------------------------------------
@@ -363,12 +369,12 @@ defbatch(ones_like_p, _batching.elementwise_rule(ones_like_p))
 
 def zeros_like(a: ArrayLike, dtype: Any = None) -> Array:
     """``numpy.zeros_like``: a constant (no derivative flows through it)."""
-    return zeros_like_p.bind(_as_operand(a), dtype=dtype)
+    return zeros_like_p.bind(operand(a), dtype=dtype)
 
 
 def ones_like(a: ArrayLike, dtype: Any = None) -> Array:
     """``numpy.ones_like``: a constant (no derivative flows through it)."""
-    return ones_like_p.bind(_as_operand(a), dtype=dtype)
+    return ones_like_p.bind(operand(a), dtype=dtype)
 
 
 # ---- broadcasting and dtypes in rules: every family's tangents and cotangents ---------------
@@ -398,8 +404,10 @@ def in_dtype_of(operand: Any, ans: Any, pullback: Callable[[Any], Any]) -> Calla
 def to_output(term: Any, ans: Any) -> Any:
     """A one-operand tangent term with the output's shape and dtype."""
     shape = shape_of(ans)
-    term = term if shape_of(term) == shape else broadcast_to(term, shape)
-    return cast_to(term, dtype_of(ans))
+    if shape_of(term) != shape:
+        term = broadcast_to(term, shape)
+    dtype = dtype_of(ans)
+    return term if dtype_of(term) == dtype else cast_to(term, dtype)
 
 
 def to_operand(ct: Any, operand: Any) -> Any:
@@ -427,5 +435,5 @@ defvjp(
 
 def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Array:
     """Differentiable three-argument ``numpy.where`` (the condition carries no derivative)."""
-    c, a, b = (_as_operand(v) for v in (condition, x, y))
+    c, a, b = (operand(v) for v in (condition, x, y))
     return where_p.bind(c, a, b)

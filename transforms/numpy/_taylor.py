@@ -5,9 +5,9 @@ Three kinds, cheapest first:
 - *linear* primitives (shape and indexing operations, sums, scans, FFTs, ``add``): each
   Taylor coefficient is mapped by the primitive itself, all ``K`` of them in one call of the
   primitive's batching rule on the stacked coefficients;
-- *bilinear* ones (``multiply``, ``matmul``; ``dot``, ``tensordot``, ``einsum``, ``outer``
-  are built of these): the Cauchy product ``y_k = sum_j p(a_j, b_{k-j})``, every pair in one
-  batched call;
+- *bilinear* ones (``multiply``, ``matmul``, ``convolve``; ``dot``, ``tensordot``, ``einsum``,
+  ``outer`` are built of these): the Cauchy product ``y_k = sum_j p(a_j, b_{k-j})``, every
+  pair in one batched call;
 - recurrences: ``divide`` (``q_k = (a_k - sum_{j>=1} b_j q_{k-j}) / b_0``) and ``power`` with
   a constant exponent (``k x_0 y_k = sum_j ((a+1) j - k) x_j y_{k-j}``; a small integer
   exponent by products, exact at 0);
@@ -29,7 +29,17 @@ from transforms.core import Primitive, Tracer
 from transforms.taylor import array_ops, by_composition, deftaylor, ode_rule
 
 from . import _arithmetic as ar
-from . import _construct, _elementwise, _fft, _indexing, _linalg, _products, _reductions, _scans
+from . import (
+    _construct,
+    _convolution,
+    _elementwise,
+    _fft,
+    _indexing,
+    _linalg,
+    _products,
+    _reductions,
+    _scans,
+)
 from . import _shape as sh
 from ._batching import to_front
 from ._define import shape_of
@@ -393,7 +403,8 @@ ODE: tuple[Primitive[Any], ...] = (
 for _p, _static in LINEAR.items():
     deftaylor(_p, linear(_p, _static))
 deftaylor(ar.multiply_p, _multiply)
-deftaylor(_products.matmul_p, bilinear(_products.matmul_p))
+for _p in (_products.matmul_p, _convolution.convolve_p):
+    deftaylor(_p, bilinear(_p))
 deftaylor(ar.divide_p, _divide)
 deftaylor(ar.power_p, _power)
 # recurrences cheaper than the kit's derived rule (which these primitives also have)

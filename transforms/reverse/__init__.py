@@ -1,6 +1,7 @@
 """Reverse mode: the VJP interpreter, its rule registry and the backward pass."""
 
 from ._backward import backward as backward
+from ._protect import Loan as Loan
 from ._rules import ArgnumVJPMaker as ArgnumVJPMaker
 from ._rules import Pullback as Pullback
 from ._rules import VJPMaker as VJPMaker
@@ -15,6 +16,7 @@ from ._trace import VJPTracer as VJPTracer
 __all__ = [
     "ArgnumVJPMaker",
     "Entry",
+    "Loan",
     "Pullback",
     "VJPMaker",
     "VJPTrace",

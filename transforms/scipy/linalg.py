@@ -50,6 +50,7 @@ from transforms.extend import (
     to_front,
     unbroadcast,
 )
+from transforms.numpy._shape import operand as _operand
 from transforms.sparsity import defsparsity, dense_rule
 from transforms.taylor import deftaylor, ode_rule
 from transforms.typing import Array, ArrayLike
@@ -75,10 +76,6 @@ Trans = Literal[0, 1, 2, "N", "T", "C"]
 
 
 # ---- helpers ------------------------------------------------------------------------------
-def _operand(a: ArrayLike) -> Any:
-    return tnp.asarray(a) if isinstance(a, (list, tuple)) else a
-
-
 def _is_complex(x: Any) -> bool:
     return bool(np.issubdtype(dtype_of(x), np.complexfloating))
 

@@ -5,6 +5,7 @@ from ._pattern import Pattern as Pattern
 from ._pattern import scipy_sparse as scipy_sparse
 from ._rules import SparsityRule as SparsityRule
 from ._rules import axes_rule as axes_rule
+from ._rules import convolve_rule as convolve_rule
 from ._rules import defsparsity as defsparsity
 from ._rules import defsparsity_inline as defsparsity_inline
 from ._rules import dense_linear_rule as dense_linear_rule
@@ -28,6 +29,7 @@ __all__ = [
     "SparsityTrace",
     "SparsityTracer",
     "axes_rule",
+    "convolve_rule",
     "defsparsity",
     "defsparsity_inline",
     "dense_linear_rule",

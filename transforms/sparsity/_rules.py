@@ -17,7 +17,8 @@ The families, one helper each, so that one line registers a primitive:
   primitive itself, applied to the operands' element *numbers*, says where each output element
   comes from; ``scatter_rule``: their transposes, which add copies (``untake``);
 - ``reduction_rule`` and ``scan_rule``: each output element depends on its group (or prefix);
-- ``matmul_rule``: contractions, with the structural zeros of a constant factor;
+- ``matmul_rule``: contractions, and ``convolve_rule``: convolutions, with the structural
+  zeros of a constant factor;
 - ``axes_rule``: dense along transformed axes (FFTs); ``dense_rule``: dense (linear algebra).
 """
 
@@ -57,6 +58,7 @@ __all__ = [
     "reduction_rule",
     "scan_rule",
     "matmul_rule",
+    "convolve_rule",
     "multiply_rule",
     "axes_rule",
     "dense_rule",
@@ -261,7 +263,31 @@ def matmul_rule(ans: Any, values: Any, patterns: Any, **_: Any) -> Pattern | Non
     out_rows = numbers_out[(*where_batch, i, k)]
     from_a = numbers_a[(*where_batch, i, j)]
     from_b = numbers_b[(*where_batch, j, k)]
-    size = numbers_out.size
+    return _bilinear(out_rows, from_a, from_b, numbers_out.size, pa, pb)
+
+
+def convolve_rule(ans: Any, values: Any, patterns: Any, **_: Any) -> Pattern | None:
+    """The full n-d convolution of ``a`` and ``b``: output ``i + j`` (a multi-index) depends
+    on ``a[i]`` where ``b[j]`` may be non-zero and on ``b[j]`` where ``a[i]`` may be; the
+    second order has the cross terms of those products."""
+    (a, b), (pa, pb) = values, patterns
+    out_shape = _shape(ans)
+    flat_a = np.flatnonzero(_structural_nonzero(a, pa))
+    flat_b = np.flatnonzero(_structural_nonzero(b, pb))
+    index_a = np.unravel_index(flat_a, _shape(a))
+    index_b = np.unravel_index(flat_b, _shape(b))
+    out_index = tuple(i[:, None] + j[None, :] for i, j in zip(index_a, index_b, strict=True))
+    out_rows = np.ravel_multi_index(out_index, out_shape).ravel()
+    from_a = np.repeat(flat_a, flat_b.size)
+    from_b = np.tile(flat_b, flat_a.size)
+    return _bilinear(out_rows, from_a, from_b, math.prod(out_shape), pa, pb)
+
+
+def _bilinear(
+    out_rows: Any, from_a: Any, from_b: Any, size: int, pa: Pattern | None, pb: Pattern | None
+) -> Pattern:
+    """The pattern of a bilinear map whose output element ``out_rows[k]`` has the term
+    ``a[from_a[k]] * b[from_b[k]]`` (flat indices; ``size`` output elements)."""
     parts = []
     if pa is not None:
         parts.append(pa.apply(linear_map(out_rows, from_a, (size, pa.size))))
