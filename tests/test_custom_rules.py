@@ -525,6 +525,10 @@ def test_pytree_output_jvp_vjp_and_jacobians(kind: str) -> None:
         j_s, j_rest = jac(f)(XV)
         close(j_s, np.diag(d_s))
         close(j_rest["c"], np.diag(d_c))
+    l_s, l_rest = T.linearize(f, XV)[1](t)
+    close(l_s, d_s * t)
+    close(l_rest["c"], d_c * t)
+    close(T.grad(T.checkpoint(lambda x: tnp.sum(f(x)[1]["c"] * W2)))(XV), d_c * W2)
 
 
 @pytest.mark.parametrize("kind", sorted(PAIRS))

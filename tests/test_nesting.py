@@ -17,6 +17,7 @@ from numpy.testing import assert_allclose
 
 import transforms as T
 import transforms.numpy as tnp
+from transforms.core import concrete
 
 RTOL = 1e-10
 ATOL = 1e-12
@@ -621,6 +622,99 @@ def test_pullback_returned_from_outer_vjp_and_differentiated_again() -> None:
     out, pullback = T.vjp(pullback_in_x, X0)
     close(out, tanh_map_jacobian(X0).T @ CT)
     close(pullback(V)[0], pullback_in_x_derivative(X0).T @ V)
+
+
+# ---------------------------------------------------------------------------------------
+# A reverse trace with another one open above it shares repeated applications (the makers
+# above repeat its work): the shared entry must be exactly the repeated one, no other.
+# ---------------------------------------------------------------------------------------
+def _under_inner_grad(h: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """x -> h(x), with h run on the outer trace's tracer while an inner grad is open."""
+    return lambda x: T.grad(lambda y: y * h(x))(tnp.ones_like(x))
+
+
+def test_a_covered_reverse_trace_shares_a_repeated_application() -> None:
+    indices: list[tuple[int, int]] = []
+
+    def h(x: Any) -> Any:
+        a, b = tnp.sin(x), tnp.sin(x)
+        indices.append((a.index, b.index))  # the outer trace's tape positions
+        return a + b
+
+    close(T.grad(_under_inner_grad(h))(0.3), 2 * np.cos(0.3))
+    assert indices and indices[0][0] == indices[0][1]
+
+
+def _alike(x: Any) -> list[Any]:
+    """Applications that differ only in a constant's type or sign, an operand's position."""
+    return [
+        x * 2, x * 2.0, 2 * x, x - 2, 2 - x, x / 3, 3 / x, x**3, 3.0**x, x**3.0,
+        x * x, x * (x * 1.0), tnp.sin(x) * tnp.cos(x), tnp.cos(x) * tnp.sin(x),
+    ]  # fmt: skip
+
+
+def _alike_derivatives(x: float) -> list[float]:
+    return [
+        2, 2, 2, 1, -1, 1 / 3, -3 / x**2, 3 * x**2, np.log(3) * 3**x, 3 * x**2,
+        2 * x, 2 * x, np.cos(2 * x), np.cos(2 * x),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("x0", [0.3, -1.7])
+def test_shared_applications_keep_every_term_apart(x0: float) -> None:
+    for i, expected in enumerate(_alike_derivatives(x0)):
+        h: Callable[[Any], Any] = lambda x, i=i: sum(_alike(x)) + 10.0 * _alike(x)[i]
+        close(T.grad(_under_inner_grad(h))(x0), sum(_alike_derivatives(x0)) + 10.0 * expected)
+
+
+def test_shared_applications_keep_constant_types_and_signed_zeros() -> None:
+    seen: dict[str, Any] = {}
+
+    def h(x: Any) -> Any:
+        terms = {
+            "weak": x * 2.0,  # a Python float keeps float32
+            "strong": x * np.float64(2.0),  # a NumPy float64 promotes
+            "int": x * 2,
+            "zero": x * 0.0,
+            "negative zero": x * -0.0,
+            "zero again": x * 0.0,
+        }
+        seen.update(terms)
+        return sum(t.astype(np.float32) for t in terms.values())
+
+    T.grad(_under_inner_grad(h))(np.float32(0.5))
+    assert concrete(seen["weak"]).dtype == np.float32
+    assert concrete(seen["strong"]).dtype == np.float64
+    assert concrete(seen["int"]).dtype == np.float32
+    assert not np.signbit(concrete(seen["zero"])) and not np.signbit(concrete(seen["zero again"]))
+    assert np.signbit(concrete(seen["negative zero"]))
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "**"])
+def test_operators_between_tracers_of_one_trace_and_of_two(op: str) -> None:
+    # x op y with both traced by the same grad (the operator's own fast path) and with y
+    # traced one level down (bind's choice), in both orders: d/dx at x = 0.7, y = 1.3
+    apply = {
+        "+": lambda a, b: a + b,
+        "-": lambda a, b: a - b,
+        "*": lambda a, b: a * b,
+        "/": lambda a, b: a / b,
+        "**": lambda a, b: a**b,
+    }[op]
+    x0, y0 = 0.7, 1.3
+    both = T.grad(lambda x: apply(x, tnp.sin(x)) + apply(tnp.exp(x), x))(x0)
+    h = 1e-6
+    fd = (
+        apply(x0 + h, np.sin(x0 + h)) + apply(np.exp(x0 + h), x0 + h)
+        - apply(x0 - h, np.sin(x0 - h)) - apply(np.exp(x0 - h), x0 - h)
+    ) / (2 * h)  # fmt: skip
+    close(both, fd, rtol=1e-7, atol=1e-9)
+    two = T.grad(lambda y: T.grad(lambda x: apply(x, y) + apply(y, x))(x0))(y0)
+    fd2 = (
+        T.grad(lambda x: apply(x, y0 + h) + apply(y0 + h, x))(x0)
+        - T.grad(lambda x: apply(x, y0 - h) + apply(y0 - h, x))(x0)
+    ) / (2 * h)
+    close(two, fd2, rtol=1e-6, atol=1e-8)
 
 
 # ---------------------------------------------------------------------------------------

@@ -312,3 +312,89 @@ def test_custom_linear_solve_and_custom_root() -> None:
     ys = T.jet(sqrt_by_newton, (c,), ([1.0, 0.0, 0.0],))[1]
     expected = T.derivatives(tnp.sqrt, 3)(c)[1:]
     np.testing.assert_allclose([float(v) for v in ys], [float(e) for e in expected], rtol=1e-10)
+
+
+# ---- the rules' plain-array paths against their general path and the reference ---------------
+def _traced_terms(f: Callable[..., Any], xs: tuple[Any, ...], series: list[list[Any]]) -> Any:
+    """``jet``'s terms with every primal a tracer of an outer ``jvp`` (zero tangents): the
+    rules then take their general path, written with differentiable operations."""
+    zeros = tuple(np.zeros_like(x) for x in xs)
+    return T.jvp(lambda *p: T.jet(f, p, series)[1], xs, zeros)[0]
+
+
+def _reference_terms(
+    f: Callable[..., Any], xs: tuple[Any, ...], series: list[list[Any]], order: int
+) -> list[Any]:
+    curve = _curve(xs, series)
+    g = lambda t: f(*curve(t))
+    return [_nested_derivative(g, np.zeros(()), k) for k in range(1, order + 1)]
+
+
+def _check_paths(f: Callable[..., Any], xs: tuple[Any, ...], order: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    series = [[rng.uniform(-1, 1, np.shape(x)) for _ in range(order)] for x in xs]
+    plain = T.jet(f, xs, series)[1]
+    expected = _reference_terms(f, xs, series, order)
+    for k, (p, t, e) in enumerate(zip(plain, _traced_terms(f, xs, series), expected, strict=True)):
+        assert np.shape(p) == np.shape(e), f"order {k + 1}: shape {np.shape(p)} vs {np.shape(e)}"
+        np.testing.assert_allclose(p, e, rtol=1e-10, atol=1e-12, err_msg=f"order {k + 1}")
+        np.testing.assert_allclose(t, p, rtol=1e-13, atol=1e-14, err_msg=f"order {k + 1}")
+
+
+_C21 = np.array([[0.5], [-2.0]])
+
+
+@pytest.mark.parametrize(
+    ("f", "shapes"),
+    [
+        (lambda x, y: x * y, ((2, 1), (3,))),
+        (lambda x, y: x * y, ((), (2, 3))),
+        (lambda x, y: x * y, ((2, 3), ())),
+        (lambda x, y: x * y, ((2, 3), (2, 3))),
+        (lambda x: x * _C21, ((3,),)),
+        (lambda x: _C21 * x, ((3,),)),
+        (lambda x: 2.5 * x, ((),)),
+        (lambda x: (x * x) * x, ((2,),)),
+    ],
+    ids=["2x1*3", "0d*2x3", "2x3*0d", "same", "3*const2x1", "const2x1*3", "number*0d", "cube"],
+)
+def test_multiply_broadcasts_series_of_any_rank(f: Callable[..., Any], shapes: Any) -> None:
+    xs = tuple(np.random.default_rng(1).uniform(-1, 1, s) for s in shapes)
+    _check_paths(f, xs, 5)
+
+
+@pytest.mark.parametrize("x0", [0.0, -1.3, 0.6])
+def test_integer_powers_match_the_closed_form(x0: float) -> None:
+    """``(x0 + t)**n`` has k-th derivative ``n!/(n-k)! x0**(n-k)``: exactly 0 for k > n."""
+    order = 8
+    seed = [1.0] + [0.0] * (order - 1)
+    for n in range(1, 17):
+        _, ys = T.jet(lambda x, n=n: x**n, (x0,), (seed,))
+        expected = [math.perm(n, k) * x0 ** (n - k) if k <= n else 0.0 for k in range(1, order + 1)]
+        np.testing.assert_allclose([float(v) for v in ys], expected, rtol=1e-13, err_msg=f"{n}")
+        assert all(float(v) == 0.0 for v in ys[n:]), n
+    _check_paths(lambda x: x**5, (np.array([0.3, -0.8]),), 6)
+
+
+@pytest.mark.parametrize("f", [tnp.sin, tnp.cos, tnp.exp, tnp.log, lambda x: tnp.sin(x) * x**3])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_recurrences_on_plain_arrays(f: Callable[[Any], Any], dtype: Any) -> None:
+    """sin/cos's joint recurrence and the plain convolution (real and complex weights)."""
+    rng = np.random.default_rng(2)
+    x = (rng.uniform(0.2, 1.5, (2, 3)) + (0.5j if dtype is np.complex128 else 0)).astype(dtype)
+    order = 6
+    series = [
+        [
+            (rng.uniform(-1, 1, x.shape) * (1 + 1j)).astype(dtype)
+            if dtype is np.complex128
+            else rng.uniform(-1, 1, x.shape)
+            for _ in range(order)
+        ]
+    ]
+    plain = T.jet(f, (x,), series)[1]
+    expected = _reference_terms(f, (x,), series, order)
+    traced = _traced_terms(f, (x,), series)
+    for k, (p, t, e) in enumerate(zip(plain, traced, expected, strict=True)):
+        assert p.dtype == dtype and p.shape == x.shape
+        np.testing.assert_allclose(p, e, rtol=1e-10, atol=1e-12, err_msg=f"order {k + 1}")
+        np.testing.assert_allclose(t, p, rtol=1e-13, atol=1e-14, err_msg=f"order {k + 1}")

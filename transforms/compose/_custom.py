@@ -145,7 +145,7 @@ def _fits(x: Any, aval: Aval) -> bool:
     shape, dtype = aval
     if shape_of(x) != shape:
         return False
-    if not np.issubdtype(dtype, np.inexact):  # an integer output carries no derivative
+    if dtype.kind not in "fc":  # an integer or boolean output carries no derivative
         return True
     if type(x) in _WEAK:
         return bool(np.can_cast(type(x), dtype, "same_kind"))

@@ -284,13 +284,19 @@ class Tracer:
         return operators["abs"](self)
 
     def _arithmetic(self, name: str, other: object, reflected: bool) -> Array:
-        # bind's one-tracer case, inline (see ``Primitive.bind``): with a Python number or
-        # an ndarray for the other operand, this tracer's own trace interprets the primitive
-        # (a rule's ``t * d``: a tangent times a derivative computed one level down). Not a
-        # 0-d ndarray: ``multiply`` recognises grad's unit seed, a 0-d array, and skips the
+        # bind's one-trace cases, inline (see ``Primitive.bind``): with a Python number or an
+        # ndarray for the other operand (a rule's ``t * d``: a tangent times a derivative
+        # computed one level down), or a tracer of the same trace (``ct * y`` in a pullback
+        # under nesting), this tracer's own trace interprets the primitive. Not a 0-d
+        # ndarray: ``multiply`` recognises grad's unit seed, a 0-d array, and skips the
         # product; it may be either operand, so 0-d operands take the operator's path.
-        if type(other) is float or type(other) is int or (type(other) is np.ndarray and other.ndim):
-            trace = self._trace
+        trace = self._trace
+        if (
+            type(other) is float
+            or type(other) is int
+            or (type(other) is np.ndarray and other.ndim)
+            or (isinstance(other, Tracer) and other._trace is trace)
+        ):
             if trace.alive:  # (a finished trace's tracer takes the path that says so)
                 args = (other, self) if reflected else (self, other)
                 return trace.process_primitive(number_primitives[name], args, {})  # type: ignore[return-value]

@@ -77,6 +77,9 @@ def _stack(terms: list[Any]) -> Any:
 def _convolve(w: Any, ys: Any, k: int) -> Any:
     """``sum_{j=1..k} w[j-1] * ys[k-j]``: ``ys`` a list, or an array holding rows 0..k-1."""
     if isinstance(ys, np.ndarray) and isinstance(w, np.ndarray):
+        if w.dtype.kind != "c":  # vecdot conjugates its first operand: a real one is itself
+            # (NumPy's stubs do not know a gufunc's ``axis`` keyword)
+            return np.vecdot(w[:k], ys[k - 1 :: -1], axis=0)  # type: ignore[call-overload]
         return np.einsum("j...,j...->...", w[:k], ys[k - 1 :: -1])
     acc = w[0] * ys[k - 1]
     for j in range(2, k + 1):
@@ -153,37 +156,70 @@ def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False
 @cache
 def _pairs(
     order: int, dtype: Any
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Index pairs ``(j, k - j)`` for ``k = 1..order``, and the matrix summing them by ``k``."""
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Index pairs ``(j, k - j)`` for ``k = 1..order`` (grouped by ``k``), the matrix summing
+    them by ``k``, and where each group starts (for ``np.add.reduceat``)."""
     pairs = [(k, j, k - j) for k in range(1, order + 1) for j in range(k + 1)]
     left = np.array([j for _, j, _ in pairs])
     right = np.array([i for _, _, i in pairs])
     sums = np.zeros((order, len(pairs)), dtype=dtype)
     sums[[k - 1 for k, _, _ in pairs], np.arange(len(pairs))] = 1
-    for a in (left, right, sums):
+    starts = np.array([k * (k + 1) // 2 - 1 for k in range(1, order + 1)])  # (k-1) groups before
+    for a in (left, right, sums, starts):
         a.setflags(write=False)
-    return left, right, sums
+    return left, right, sums, starts
+
+
+def _ranked(stack: Any, rank: int) -> Any:
+    """A plain stack ``(K, *shape)`` with singleton axes after axis 0 up to ``rank`` axes per
+    order, so that it broadcasts like its primal against operands of rank ``rank``."""
+    missing = rank + 1 - stack.ndim
+    return (
+        stack
+        if missing <= 0
+        else stack.reshape((stack.shape[0],) + (1,) * missing + stack.shape[1:])
+    )
+
+
+def _elementwise_product(order: int, a: Any, sa: Any, b: Any, sb: Any, ans: Any) -> Any:
+    """``multiply``'s Cauchy product on plain arrays: every pair ``a_j b_{k-j}`` in one
+    broadcasting multiply, summed by ``k`` in one ``np.add.reduceat``."""
+    rank = np.ndim(ans)
+    if sb is None:
+        return _ranked(sa, rank) * b
+    if sa is None:
+        return a * _ranked(sb, rank)
+    left, right, _, starts = _pairs(order, _dtype(ans))
+    full_a = _ranked(_with_primal(a, sa), rank)
+    full_b = _ranked(_with_primal(b, sb), rank)
+    return np.add.reduceat(full_a[left] * full_b[right], starts, axis=0)
 
 
 def bilinear(primitive: Primitive) -> Any:
     """The rule of a primitive bilinear in its two operands: the Cauchy product."""
+    elementwise = primitive is ar.multiply_p
 
     def rule(
         order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /, **params: Any
     ) -> Any:
         (a, b), (sa, sb) = primals, series
+        if elementwise and _plain(a, b, sa, sb):
+            return _elementwise_product(order, a, sa, b, sb, ans)
         if sb is None:
             return _batched(primitive, [sa, b], [0, None], params)
         if sa is None:
             return _batched(primitive, [a, sb], [None, 0], params)
         full_a, full_b = _with_primal(a, sa), _with_primal(b, sb)
-        left, right, sums = _pairs(order, _dtype(ans))
+        left, right, sums, _ = _pairs(order, _dtype(ans))
         products = _batched(primitive, [full_a[left], full_b[right]], [0, 0], params)
         if _plain(products):
             return np.tensordot(sums, products, 1)
         return _products.tensordot(sums, products, 1)
 
     return rule
+
+
+_multiply = bilinear(ar.multiply_p)
 
 
 def _divide(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
@@ -207,15 +243,23 @@ def _small_integer(y: Any) -> int | None:
     return int(v) if v.is_integer() and 0 <= v <= 16 else None
 
 
-def _integer_power(x: Any, n: int) -> Any:
-    result, base = None, x
+def _integer_power(order: int, x: Any, sx: Any, n: int) -> Any:
+    """The series of ``x**n`` (``n >= 1``) by repeated squaring of ``(primal, series)``
+    pairs through ``multiply``'s Cauchy product: exact (``0**n`` has exact zero terms)."""
+
+    def product(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+        ab = ar.multiply(a[0], b[0])
+        return ab, _multiply(order, [a[0], b[0]], [a[1], b[1]], ab)
+
+    result, base = None, (x, sx)
     while n:
         if n & 1:
-            result = base if result is None else result * base
+            result = base if result is None else product(result, base)
         n >>= 1
         if n:
-            base = base * base
-    return result
+            base = product(base, base)
+    assert result is not None
+    return result[1]
 
 
 def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
@@ -226,9 +270,7 @@ def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, 
         )
     n = _small_integer(y)
     if n is not None:
-        if n == 0:
-            return None
-        return by_composition(lambda x: _integer_power(x, n), order, [x], [sx])
+        return None if n == 0 else _integer_power(order, x, sx, n)
     return _power_series(order, x, sx, y, ans)
 
 
@@ -269,17 +311,26 @@ def _log(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /)
     return _result(ys)
 
 
+@cache
+def _sin_cos_signs(ndim: int, dtype: Any) -> np.ndarray[Any, Any]:
+    """``(1, -1)`` along the axis that pairs ``sin`` with ``cos`` in ``_sin_cos``'s stack."""
+    signs = np.array([1, -1], dtype=dtype).reshape((2,) + (1,) * ndim)
+    signs.setflags(write=False)
+    return signs
+
+
 def _sin_cos(order: int, x: Any, s: Any, sin0: Any, cos0: Any) -> tuple[Any, Any]:
-    """``sin' = cos x'``, ``cos' = -sin x'``: both series, each from the other's."""
-    jx = s * _orders(order, len(shape_of(s)) - 1, _dtype(s))
+    """``sin' = cos x'``, ``cos' = -sin x'``: both series in one recurrence on the pairs
+    ``(s_k, c_k)``: ``k (s_k, c_k) = sum_{j=1..k} j x_j (c_{k-j}, -s_{k-j})``."""
+    ndim = len(shape_of(s)) - 1
+    jx = (s * _orders(order, ndim, _dtype(s))).reshape((order, 1, *shape_of(s)[1:]))
     plain = _plain(x, s, sin0, cos0)
-    ss, cs = _terms_array(order, sin0, plain), _terms_array(order, cos0, plain)
+    pairs = _terms_array(order, _stack([sin0, cos0]), plain)  # (sin, cos) per order
+    signs = _sin_cos_signs(ndim, _dtype(s))
     for k in range(1, order + 1):
-        sk = _convolve(jx, cs, k) / k
-        ck = -_convolve(jx, ss, k) / k
-        _store(ss, k, sk)
-        _store(cs, k, ck)
-    return _result(ss), _result(cs)
+        _store(pairs, k, _convolve(jx, pairs, k)[::-1] / (k * signs))
+    out = _result(pairs)
+    return out[:, 0], out[:, 1]
 
 
 def _sin(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
@@ -351,7 +402,8 @@ ODE: tuple[Primitive[Any], ...] = (
 
 for _p, _static in LINEAR.items():
     deftaylor(_p, linear(_p, _static))
-for _p in (ar.multiply_p, _products.matmul_p, _convolution.convolve_p):
+deftaylor(ar.multiply_p, _multiply)
+for _p in (_products.matmul_p, _convolution.convolve_p):
     deftaylor(_p, bilinear(_p))
 deftaylor(ar.divide_p, _divide)
 deftaylor(ar.power_p, _power)

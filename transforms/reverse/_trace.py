@@ -6,6 +6,12 @@ come from the rule's maker, run at forward time, so they hold exactly the forwar
 their rule needs — never a tracer of this trace, which is why a pullback still works after
 the trace has finished. Entries are plain tuples and parents are list positions: recording
 costs no Python call and the backward pass indexes a list instead of hashing nodes.
+
+Under nesting, a trace shares repeated applications (``SharingVJPTrace``): the VJP makers of
+the traces above it recompute, on its tracers, what its own makers computed one level down
+(``grad(grad(sin))``: both levels' makers take ``cos`` of the same value, and ``cos``'s maker
+takes ``sin`` again), so without sharing the work per level grows faster than the derivative
+itself requires.
 """
 
 from __future__ import annotations
@@ -15,12 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import NoRuleError, PrimalTracer, Primitive, Trace, refuse_concrete
+from transforms.core import (
+    NoRuleError,
+    PrimalTracer,
+    Primitive,
+    Trace,
+    current_traces,
+    refuse_concrete,
+)
 
 from ._protect import Guard
 from ._rules import _RULES, Pullback
 
-__all__ = ["Entry", "Slot", "VJPTrace", "VJPTracer"]
+__all__ = ["Entry", "SharingVJPTrace", "Slot", "VJPTrace", "VJPTracer"]
 
 Entry = tuple[int, Pullback] | tuple[tuple[int, ...], tuple[Pullback, ...]]
 """One recorded primitive application: its parent's tape position and pullback, or (with
@@ -56,14 +69,21 @@ class VJPTrace(Trace[VJPTracer]):
     closure may read them in a backward pass long after, and the user must not be able to
     change them in between. Whoever owns the recorded graph calls ``guard.release()`` once
     no pullback can run any more.
+
+    Opening a trace turns every ``VJPTrace`` below it into a ``SharingVJPTrace`` (``memo`` is
+    that one's).
     """
 
-    __slots__ = ("guard", "tape")
+    __slots__ = ("guard", "memo", "tape")
 
     def __init__(self, level: int, name: str = "vjp") -> None:
         super().__init__(level, name)
         self.guard = Guard()
         self.tape: list[Entry] = []
+        self.memo: dict[tuple[Any, ...], tuple[Any, int]] = {}
+        for below in current_traces():  # (this one is not pushed yet)
+            if type(below) is VJPTrace:
+                below.__class__ = SharingVJPTrace
 
     def input(self, value: Any) -> VJPTracer:
         """A new input of this trace (recorded before any primitive reads it)."""
@@ -160,6 +180,55 @@ class VJPTrace(Trace[VJPTracer]):
         main, n = len(tape) - 1, len(ans)
         tape.extend(((main,), (_projection(k, n),)) for k in range(n))
         return tuple(VJPTracer(self, a, main + 1 + k) for k, a in enumerate(ans))
+
+
+# The constants that may name an application in ``SharingVJPTrace.memo``: immutable numbers,
+# each with its type (``2``, ``2.0`` and ``np.float64(2)`` promote differently). Zero is left
+# out: ``0.0 == -0.0`` as keys, but ``x * -0.0`` is not ``x * 0.0`` (signed zeros).
+_NUMBERS = frozenset((int, float, np.float64))
+
+
+class SharingVJPTrace(VJPTrace):
+    """A ``VJPTrace`` with another ``vjp`` above it: a repeated application is shared.
+
+    The makers of the traces above repeat this trace's work on its tracers, so here (and
+    only here: alone, a trace sees only what the user's code repeats, and the lookups would
+    cost more than they save) ``memo`` maps an application without parameters — a primitive
+    and its operands, this trace's tracers by tape position and numbers by type and value —
+    to the value and tape entry it gave. Applying it again returns a tracer of that entry:
+    the same value (primitives are pure functions of their operands), and one entry whose
+    cotangent gathers both uses, pulled back once. The memo holds the shared values (not
+    this trace's tracers: no reference cycle) until the trace is dropped at the end of its
+    ``vjp``; in nested reverse mode the pullbacks hold most of them anyway.
+    """
+
+    __slots__ = ()  # the layout of VJPTrace: an instance's class is switched to this one
+
+    def process_primitive(
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
+    ) -> object:
+        key = None if params or primitive.multiple_results else self._key(primitive, args)
+        if key is None:
+            return VJPTrace.process_primitive(self, primitive, args, params)
+        shared = self.memo.get(key)
+        if shared is not None:
+            return VJPTracer(self, *shared)
+        out = VJPTrace.process_primitive(self, primitive, args, params)
+        if type(out) is VJPTracer and out._trace is self:  # recorded: a new entry
+            self.memo[key] = (out._primal, out.index)
+        return out
+
+    def _key(self, primitive: Primitive[Any], args: Sequence[object]) -> tuple[object, ...] | None:
+        """The application's key, or ``None`` if an operand cannot name its value (an array)."""
+        key: list[object] = [primitive]
+        for a in args:
+            if type(a) is VJPTracer and a._trace is self:
+                key.append(a.index)
+            elif type(a) in _NUMBERS and a:
+                key.append((type(a), a))
+            else:
+                return None
+        return tuple(key)
 
 
 class Slot:

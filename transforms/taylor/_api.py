@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -94,9 +95,13 @@ def jet(
     return tree_unflatten(tree, primals_out), tree_unflatten(tree, series_out)
 
 
+@cache
 def _factorials(order: int, ndim: int, dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """``1!, 2!, ..., order!`` along axis 0 of a stack (read-only: shared by every call)."""
     facts = np.array([math.factorial(k) for k in range(1, order + 1)], dtype=dtype)
-    return facts.reshape((order,) + (1,) * ndim)
+    facts = facts.reshape((order,) + (1,) * ndim)
+    facts.setflags(write=False)
+    return facts
 
 
 def _stack(x: Any, terms: Sequence[Any], i: int) -> Any:
@@ -119,7 +124,8 @@ def _stack(x: Any, terms: Sequence[Any], i: int) -> Any:
                 f"{dtype}; they must match (cast the term with .astype)"
             )
         checked.append(t)
-    stack = array_ops["stack"](checked)
+    plain = not any(isinstance(t, Tracer) for t in checked)
+    stack = np.stack(checked) if plain else array_ops["stack"](checked)
     return stack / _factorials(len(terms), len(shape), dtype)
 
 
@@ -127,7 +133,7 @@ def _unstack(p: Any, s: Any, order: int) -> list[Any]:
     if s is None:
         return [np.zeros(p.shape, dtype=_dtype(p)) for _ in range(order)]
     s = s * _factorials(order, len(p.shape), _dtype(s))
-    return [_as_array(s[k], "a term") for k in range(order)]
+    return [s[k, ...] for k in range(order)]  # (0-d arrays, not NumPy scalars, from a 1-d s)
 
 
 def derivatives(fun: Callable[[Any], Any], order: int) -> Callable[[Any], list[Any]]:
