@@ -130,14 +130,19 @@ def _looping_jvp(x: Any) -> Any:
     return tnp.sin(x) * x
 
 
+def _converged_tangent(x: Any, t: Any) -> Any:
+    """``(sin(x) x)' t`` reached by a convergence loop on the tangent (control flow on it)."""
+    g = tnp.cos(x) * x + tnp.sin(x)
+    u = t
+    while tnp.max(tnp.abs(u - g * t)) > 1e-15:
+        u = 0.5 * (u + g * t)
+    return u
+
+
 @_looping_jvp.defjvp
 def _looping_jvp_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
     (x,), (t,) = primals, tangents
-    g = tnp.cos(x) * x + tnp.sin(x)
-    u = t
-    while tnp.max(tnp.abs(u - g * t)) > 1e-15:  # a convergence loop on the tangent
-        u = 0.5 * (u + g * t)
-    return _looping_jvp(x), u
+    return _looping_jvp(x), _converged_tangent(x, t)
 
 
 # ---- pytree outputs: (a, b) = (sin(x) x, exp(0.3 x)); {"u": s sin(x), "v": (s x^2, unused)}
@@ -238,11 +243,7 @@ def _looping_jvp_tuple(x: Any) -> Any:
 @_looping_jvp_tuple.defjvp
 def _looping_jvp_tuple_rule(primals: Any, tangents: Any) -> tuple[Any, Any]:
     (x,), (t,) = primals, tangents
-    g = tnp.cos(x) * x + tnp.sin(x)
-    u = t
-    while tnp.max(tnp.abs(u - g * t)) > 1e-15:  # a convergence loop on the tangent
-        u = 0.5 * (u + g * t)
-    return _looping_jvp_tuple(x), (u, 2 * x * t)
+    return _looping_jvp_tuple(x), (_converged_tangent(x, t), 2 * x * t)
 
 
 PATHS: dict[str, Callable[[Any], Any]] = {
