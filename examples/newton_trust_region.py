@@ -2,7 +2,7 @@
 
 The chained Rosenbrock function is minimised from (-1.2, ..., -1.2) twice: in 6
 dimensions by a trust-region method whose subproblem uses the exact Hessian
-(``T.hessian``, forward over reverse), and in many dimensions by a truncated Newton method
+(``T.hessian``, reverse over reverse), and in many dimensions by a truncated Newton method
 (Steihaug's conjugate gradients) that only ever asks for Hessian-vector products
 (``T.hvp``), never the Hessian. Both must reach the minimiser (1, ..., 1); the Hessian is
 checked against finite differences of the gradient, and scipy's ``trust-exact`` given the

@@ -296,9 +296,13 @@ REFUSED: dict[tuple[str, str], type[Exception]] = {
     **{
         (p, m): T.ConcretizationTypeError
         for p in _LOOPING_VJP
-        for m in ("jvp", "jacfwd", "hessian", "jacfwd of grad")
+        for m in ("jvp", "jacfwd", "jacfwd of grad")
     },
-    **{(p, "vmap of grad"): T.TracerBoolConversionError for p in _LOOPING_VJP},
+    **{
+        (p, m): T.TracerBoolConversionError
+        for p in _LOOPING_VJP
+        for m in ("vmap of grad", "hessian")
+    },
     **{
         (p, m): T.ConcretizationTypeError
         for p in _LOOPING_JVP

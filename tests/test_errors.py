@@ -127,6 +127,8 @@ defvjp(first_arg_only_p, lambda ans, x, y: lambda ct: ct * y)
 def test_primitive_with_rules_works_where_defined() -> None:
     close(T.jvp(only_jvp_p, (0.5,), (1.0,))[1], np.cos(0.5))
     close(T.grad(only_vjp_p)(0.5), np.cos(0.5))
+    # hessian is reverse over reverse: a VJP rule written with tnp is differentiated again
+    close(T.hessian(lambda x: tnp.sum(only_vjp_p(x)))(np.ones(2)), -np.sin(1.0) * np.eye(2))
     close(T.grad(first_arg_only_p)(2.0, 3.0), 3.0)
     close(T.jvp(lambda x: first_arg_only_p(x, 3.0), (2.0,), (1.0,))[1], 3.0)
 
@@ -155,9 +157,9 @@ def test_no_vjp_rule(call: Any) -> None:
     [
         lambda: T.jvp(only_vjp_p, (0.5,), (1.0,)),
         lambda: T.jacfwd(only_vjp_p)(np.ones(2)),
-        lambda: T.hessian(lambda x: tnp.sum(only_vjp_p(x)))(np.ones(2)),
+        lambda: T.jacfwd(T.jacrev(lambda x: tnp.sum(only_vjp_p(x))))(np.ones(2)),
     ],
-    ids=["jvp", "jacfwd", "hessian"],
+    ids=["jvp", "jacfwd", "jacfwd of jacrev"],
 )
 def test_no_jvp_rule(call: Any) -> None:
     with pytest.raises(T.NoRuleError) as info:

@@ -370,10 +370,11 @@ def test_xlogy_at_zero_follows_scipy_and_jax() -> None:
         gx, gy = T.grad(tsp.xlogy, argnums=(0, 1))(0.0, 0.0)
     assert gx == -np.inf and gy == 0.0  # JAX: log(0) in x; 0 in y (xlogy(0, y) == 0)
     # the y-derivative keeps its x-derivative 1/y at x == 0: the mixed second derivative
-    hessian = T.hessian(lambda v: tsp.xlogy(v[0], v[1]))(np.array([0.0, 2.0]))
-    np.testing.assert_allclose(hessian, [[0.0, 0.5], [0.5, 0.0]], rtol=1e-15)
-    hessian = T.hessian(lambda v: tsp.xlog1py(v[0], v[1]))(np.array([0.0, 1.0]))
-    np.testing.assert_allclose(hessian, [[0.0, 0.5], [0.5, 0.0]], rtol=1e-15)
+    for hess in (T.hessian, lambda f: T.jacfwd(T.jacrev(f))):  # reverse and forward over reverse
+        hessian = hess(lambda v: tsp.xlogy(v[0], v[1]))(np.array([0.0, 2.0]))
+        np.testing.assert_allclose(hessian, [[0.0, 0.5], [0.5, 0.0]], rtol=1e-15)
+        hessian = hess(lambda v: tsp.xlog1py(v[0], v[1]))(np.array([0.0, 1.0]))
+        np.testing.assert_allclose(hessian, [[0.0, 0.5], [0.5, 0.0]], rtol=1e-15)
 
 
 def test_entropies_at_the_edge_of_their_domain() -> None:

@@ -234,7 +234,8 @@ def _custom_jvp_vjp(argnum: int, ans: Any, *args: Any, jvp: Any, name: str, **_:
         "its JVP rule",
         "tangent",
         f"use {_EXACT_TOOLS}; or define the function with T.custom_vjp, whose bwd rule "
-        "reverse mode uses as written; or differentiate in forward mode only (jvp, jacfwd)",
+        "reverse mode uses as written; or differentiate in forward mode only (jvp, jacfwd; "
+        "T.jacfwd(T.jacfwd(f)) for a Hessian)",
     )
     zero = [zeros_like(args[argnum])]
     return lambda cts: _transpose(tangent_map, zero, cts, transposing)[0]
@@ -473,8 +474,7 @@ def _custom_vjp_jvp(
     residuals = fwd(*args)[1]
     live = [(t, i) for i, t in enumerate(tangents) if t is not None]
     transposing = Transposing(
-        f"forward mode (jvp, jacfwd, hessian) of custom_vjp function {name} transposes its "
-        "bwd rule",
+        f"forward mode (jvp, jacfwd) of custom_vjp function {name} transposes its bwd rule",
         "cotangent",
         f"use {_EXACT_TOOLS}; or define the function with T.custom_jvp, whose rule forward "
         "mode uses as written; or differentiate in reverse mode only (grad, vjp)",
@@ -530,7 +530,7 @@ class custom_vjp(Generic[P, R]):
     ``fwd(*args) -> (out, residuals)`` runs on the forward pass; ``bwd(residuals, ct)``
     returns a tuple with one cotangent per non-static argument (static
     ``nondiff_argnums`` arguments come first in ``bwd``'s arguments). Forward mode
-    (``jvp``, ``jacfwd``, ``hessian``) transposes ``bwd``, so write it with
+    (``jvp``, ``jacfwd``) transposes ``bwd``, so write it with
     ``transforms.numpy`` and without control flow on the cotangent (which is refused: use
     ``custom_root`` / ``custom_linear_solve`` for iterative solves).
 

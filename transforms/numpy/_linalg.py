@@ -522,8 +522,17 @@ def _slogdet_jvp(t: Any, ans: Any, a: Any) -> tuple[Any, Any]:
 
 def _slogdet_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
     sign = ans[0]
-    inv_t = _log_det_gradient(a)
     singular = _any_singular(sign)
+    if singular:
+        # A singular matrix's NaN is placed by a where over the inverse of an identity in
+        # its place, not taken from inv: reverse mode of this pullback (hessian) then
+        # pulls the zero cotangent of the masked entries back through a finite inverse,
+        # where 0 * inv's NaN would make every entry of a singular matrix's Hessian NaN.
+        bad = _cols(_cols(_arithmetic.equal(sign, 0)))
+        eye = np.eye(shape_of(a)[-1], dtype=dtype_of(a))
+        inv_t = _shape.where(bad, np.nan, _log_det_gradient(_shape.where(bad, eye, a)))
+    else:
+        inv_t = _log_det_gradient(a)
 
     def pullback(cts: Any) -> Any:
         ct_sign, ct_logabsdet = cts
