@@ -629,8 +629,24 @@ def test_pullback_returned_from_outer_vjp_and_differentiated_again() -> None:
 # above repeat its work): the shared entry must be exactly the repeated one, no other.
 # ---------------------------------------------------------------------------------------
 def _under_inner_grad(h: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """x -> h(x), with h run on the outer trace's tracer while an inner grad is open."""
-    return lambda x: T.grad(lambda y: y * h(x))(tnp.ones_like(x))
+    """x -> h(x), with h run on the outer trace's tracer while two inner grads are open."""
+
+    def middle(x: Any, y: Any) -> Any:
+        return y * T.grad(lambda z: z * h(x))(tnp.ones_like(x))
+
+    return lambda x: T.grad(lambda y: middle(x, y))(tnp.ones_like(x))
+
+
+def test_a_reverse_trace_with_one_trace_above_records_every_application() -> None:
+    indices: list[tuple[int, int]] = []
+
+    def h(x: Any) -> Any:
+        a, b = tnp.sin(x), tnp.sin(x)
+        indices.append((a.index, b.index))
+        return a + b
+
+    close(T.grad(lambda x: T.grad(lambda y: y * h(x))(tnp.ones_like(x)))(0.3), 2 * np.cos(0.3))
+    assert indices and indices[0][0] != indices[0][1]
 
 
 def test_a_covered_reverse_trace_shares_a_repeated_application() -> None:

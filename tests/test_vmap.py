@@ -276,6 +276,41 @@ def test_vmap_dot_and_tensordot_vs_loop() -> None:
     check_vmap(lambda x, y: tnp.outer(x, y), [ex((3,), 0), ex((2,), 1)], (0, None))
 
 
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b,
+    "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b,
+    "divide": lambda a, b: a / b,
+    "power": lambda a, b: (abs(a) + 0.5) ** (abs(b) + 0.5),
+    "maximum": tnp.maximum,
+    "arctan2": tnp.arctan2,
+}
+UNBATCHED: dict[str, Any] = {
+    "int": 2,
+    "float": 2.5,
+    "0-d float64": np.array(1.5),
+    "0-d float32": np.array(1.5, dtype=np.float32),
+    "vector": np.linspace(-1.0, 1.0, 4),
+    "matrix": rng(7).standard_normal((3, 4)),
+    "higher rank": rng(8).standard_normal((2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("unbatched", list(UNBATCHED))
+@pytest.mark.parametrize("op", list(BINARY))
+def test_vmap_binary_with_one_unbatched_operand(op: str, unbatched: str, axis: int) -> None:
+    """One batched operand and a number or array, on either side, with the batch axis
+    anywhere: equal to the loop in value and dtype (the short path for this case keeps the
+    batch axis where it is)."""
+    f, c = BINARY[op], UNBATCHED[unbatched]
+    x = [e.astype(np.float32) for e in ex((3, 4), 3)]
+    check_vmap(lambda a, b: f(a, b), [x, [c]], (axis, None))
+    check_vmap(lambda b, a: f(b, a), [[c], x], (None, axis))
+    mapped = T.vmap(f, in_axes=(axis, None))(batch_of(x, axis), c)
+    assert mapped.dtype == f(x[0], c).dtype
+
+
 # ---------------------------------------------------------------------------------------
 # in_axes / out_axes forms, axis_size, pytrees
 # ---------------------------------------------------------------------------------------

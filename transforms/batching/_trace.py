@@ -39,9 +39,15 @@ class BatchTracer(Tracer):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        shape = _shape(self.value)
+        value = self.value
+        shape = value.shape if type(value) is np.ndarray else _shape(value)
         bdim = self.bdim
         return shape[1:] if bdim == 0 else shape[:bdim] + shape[bdim + 1 :]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        value = self.value
+        return value.dtype if type(value) is np.ndarray else super().dtype
 
     def __bool__(self) -> NoReturn:
         raise TracerBoolConversionError(

@@ -91,6 +91,19 @@ def elementwise_rule(primitive: Primitive) -> BatchRule:
     """
 
     def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
+        # The commonest case first: one batched operand and a number, or an array that
+        # broadcasts against the per-example axes behind a leading batch axis. NumPy's own
+        # broadcasting then keeps the batch axis where it is, with nothing to move.
+        if len(values) == 2 and (dims[0] is None) != (dims[1] is None):
+            a, b = values
+            v, u, d = (a, b, dims[0]) if dims[1] is None else (b, a, dims[1])
+            tu = type(u)
+            if (
+                tu is float
+                or tu is int
+                or (tu is np.ndarray and (u.ndim == 0 or (d == 0 and u.ndim < len(v.shape))))
+            ):
+                return primitive.bind(a, b, **params), d  # type: ignore[return-value]
         # one pass for the shapes and the per-example rank (the hot path of every batched
         # elementwise operation: an ndarray's shape is read without a call)
         shapes = []
