@@ -99,9 +99,9 @@ class VJPTrace(Trace[VJPTracer]):
     ) -> object:
         # The hot path of reverse mode. NumPy is called directly when nothing below can be
         # traced (the lowest trace: bind has already refused any other trace's tracer). One
-        # argument (then it is this trace's tracer: bind chose this trace for it), and two
-        # with one of them traced, take short paths recording a one-parent entry; the
-        # general path below handles every other case.
+        # argument (then it is this trace's tracer: bind chose this trace for it), two with
+        # one of them traced (a one-parent entry) and two traced ones with a rule for each
+        # take short paths; the general path below handles every other case.
         if len(args) == 1 and not primitive.multiple_results:
             rules: Any = _RULES.get(primitive)
             if type(rules) is tuple and rules:
@@ -115,11 +115,24 @@ class VJPTrace(Trace[VJPTracer]):
                 tape = self.tape
                 tape.append((tracer.index, rules[0](ans, x, **params)))
                 return VJPTracer(self, ans, len(tape) - 1)
-        if len(args) == 2 and not primitive.multiple_results:  # one traced operand of two
+        if len(args) == 2 and not primitive.multiple_results:
             a: Any = args[0]
             b: Any = args[1]
             mine_a = type(a) is VJPTracer and a._trace is self
-            if mine_a != (type(b) is VJPTracer and b._trace is self):
+            mine_b = type(b) is VJPTracer and b._trace is self
+            if mine_a and mine_b:  # both traced (a backward pass under nesting: most binaries)
+                rules = _RULES.get(primitive)
+                if type(rules) is tuple and len(rules) == 2 and rules[0] and rules[1]:
+                    x, y = a._primal, b._primal
+                    if self.level == 0:
+                        ans = primitive.impl(x, y, **params)
+                    else:
+                        ans = primitive.bind(x, y, **params)
+                    tape = self.tape
+                    pair = (rules[0](ans, x, y, **params), rules[1](ans, x, y, **params))
+                    tape.append(((a.index, b.index), pair))
+                    return VJPTracer(self, ans, len(tape) - 1)
+            elif mine_a != mine_b:  # one traced operand of two
                 rules = _RULES.get(primitive)
                 if type(rules) is tuple and len(rules) == 2:
                     if mine_a:
