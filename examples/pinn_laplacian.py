@@ -4,7 +4,7 @@ The network ``u(x, y) = x (1 - x) y (1 - y) N(x, y)`` vanishes on the unit squar
 boundary; training makes ``-Laplacian(u) = f`` hold at collocation points, for
 ``f = 2 pi^2 sin(pi x) sin(pi y)`` whose solution is ``sin(pi x) sin(pi y)``. The
 Laplacian is the trace of ``T.hessian`` of the network, ``vmap``-ped over the points, and
-the training gradient differentiates through it (third order, reverse over forward over
+the training gradient differentiates through it (third order, reverse over reverse over
 reverse). The Laplacian is checked against a finite-difference stencil, and training must
 lower the residual loss (and, in the full run, bring u within 1% of the solution).
 """
