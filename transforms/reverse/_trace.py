@@ -120,19 +120,7 @@ class VJPTrace(Trace[VJPTracer]):
             b: Any = args[1]
             mine_a = type(a) is VJPTracer and a._trace is self
             mine_b = type(b) is VJPTracer and b._trace is self
-            if mine_a and mine_b:  # both traced (a backward pass under nesting: most binaries)
-                rules = _RULES.get(primitive)
-                if type(rules) is tuple and len(rules) == 2 and rules[0] and rules[1]:
-                    x, y = a._primal, b._primal
-                    if self.level == 0:
-                        ans = primitive.impl(x, y, **params)
-                    else:
-                        ans = primitive.bind(x, y, **params)
-                    tape = self.tape
-                    pair = (rules[0](ans, x, y, **params), rules[1](ans, x, y, **params))
-                    tape.append(((a.index, b.index), pair))
-                    return VJPTracer(self, ans, len(tape) - 1)
-            elif mine_a != mine_b:  # one traced operand of two
+            if mine_a != mine_b:  # one traced operand of two (first: the commonest)
                 rules = _RULES.get(primitive)
                 if type(rules) is tuple and len(rules) == 2:
                     if mine_a:
@@ -150,6 +138,18 @@ class VJPTrace(Trace[VJPTracer]):
                         return ans
                     tape = self.tape
                     tape.append((tracer.index, maker(ans, x, y, **params)))
+                    return VJPTracer(self, ans, len(tape) - 1)
+            elif mine_a:  # both traced (a backward pass under nesting: most binaries)
+                rules = _RULES.get(primitive)
+                if type(rules) is tuple and len(rules) == 2 and rules[0] and rules[1]:
+                    x, y = a._primal, b._primal
+                    if self.level == 0:
+                        ans = primitive.impl(x, y, **params)
+                    else:
+                        ans = primitive.bind(x, y, **params)
+                    tape = self.tape
+                    pair = (rules[0](ans, x, y, **params), rules[1](ans, x, y, **params))
+                    tape.append(((a.index, b.index), pair))
                     return VJPTracer(self, ans, len(tape) - 1)
         primals = list(args)
         owned: list[int] = []  # positions of this trace's tracers
