@@ -211,7 +211,7 @@ def _forward_backward(
 ) -> tuple[Any, Any, Any]:
     """``(out, aux, grads)``: the forward pass and, before returning, the backward pass."""
     out, pullback, aux = vjp_flat(fun, primals, has_aux, transform, nums, loan=loan)
-    grads = pullback(_scalar_seed(out, transform, holomorphic))
+    grads = pullback.pull_checked([_scalar_seed(out, transform, holomorphic)])
     return (out, aux, grads) if loan is None else loan.settle((out, aux, grads))
 
 

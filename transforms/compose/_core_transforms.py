@@ -177,7 +177,12 @@ class FlatPullback:
                     f"{shape}; pass a cotangent of the output's shape"
                 )
             seeds.append(_as_cotangent(c, dtype, i))
-        return self._in_tree.unflatten(self.pull_flat(seeds))
+        return self.pull_checked(seeds)
+
+    def pull_checked(self, flat_ct: Sequence[Any]) -> Any:
+        """The input cotangents, as the inputs' tree, of flat output cotangents that have the
+        outputs' shapes and dtypes (``grad``'s seed, made so: nothing to check)."""
+        return self._in_tree.unflatten(self.pull_flat(flat_ct))
 
     def pull_flat(self, flat_ct: Sequence[Any]) -> list[Any]:
         """The flat input cotangents of flat output cotangents that have the outputs' shapes

@@ -173,7 +173,10 @@ class PyTreeDef(Generic[Tree]):
 
     def unflatten(self, leaves: Iterable[Any]) -> Tree:
         """Rebuild the tree with ``leaves`` in place of the original ones."""
-        leaves = list(leaves)
+        # (a fresh list: a registered type's unflatten may keep the one it is given; a bare
+        # leaf, the commonest tree, keeps nothing, so its caller's list is read as it is)
+        if self.kind is not None or type(leaves) is not list:
+            leaves = list(leaves)
         if len(leaves) != self.num_leaves:
             raise ValueError(f"expected {self.num_leaves} leaves for {self}, got {len(leaves)}")
         if self.kind is None:
