@@ -191,11 +191,10 @@ class FlatPullback:
             (node, c) for node, c in zip(self._outputs, flat_ct, strict=True) if node is not None
         ]
         cts = backward(seeds, len(self._primals), self._tape)
-        flat = [
-            _array(zeros_like(p) if c is None else c)
-            for c, p in zip(cts, self._primals, strict=True)
-        ]
-        for i, (c, p) in enumerate(zip(flat, self._primals, strict=True)):
+        flat = []
+        for i, (c, p) in enumerate(zip(cts, self._primals, strict=True)):
+            c = _array(zeros_like(p) if c is None else c)
+            flat.append(c)
             if dtype_of(c) != dtype_of(p):  # a rule broke the contract: never pass it on
                 raise TypeError(
                     f"vjp: the cotangent of input {i} came out {dtype_of(c)} for a "
@@ -231,8 +230,12 @@ def vjp_flat(
             tracers = [trace.input(p) for p in flat_p]
             out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
             flat_out, tree_out = tree_flatten(out)
-            outputs = [o.index if trace.owns(o) else None for o in flat_out]
-            primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
+            outputs: list[int | None] = []
+            primals_out = []
+            for o in flat_out:
+                mine = trace.owns(o)
+                outputs.append(o.index if mine else None)
+                primals_out.append(_array(o.primal if mine else o))
             aux = strip(aux, trace)
         except BaseException:
             trace.guard.release()
