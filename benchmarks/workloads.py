@@ -242,6 +242,17 @@ def _w6(b: Any, case: str) -> Case:
     return Case(lambda: hvp(xb, vb), _hvp_exact(A, x, v))
 
 
+def _w6_readonly(case: str) -> Case:
+    """transforms with the constant marked read-only, as docs/sharp-bits.md suggests: reverse
+    mode trusts it instead of copying it (8 MB) on every call."""
+    A, x, v = _hvp_data()
+    frozen = A.copy()
+    frozen.flags.writeable = False
+    b = load("transforms")
+    hvp = b.hvp(_quadratic_tanh(b, frozen))
+    return Case(lambda: hvp(x, v), _hvp_exact(A, x, v))
+
+
 # ---- W4: Jacobian of tanh(B@x) ---------------------------------------------------------------
 def _jacobian_data() -> tuple[F64, F64]:
     rng = np.random.default_rng(7)
@@ -513,6 +524,7 @@ WORKLOADS = {
             "NumPy closed form",
             _w6_floor,
             _w6,
+            {"readonly": ("transforms, A read-only (trusted, not copied)", _w6_readonly)},
         ),
         Workload(
             "W7",
