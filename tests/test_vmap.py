@@ -311,6 +311,30 @@ def test_vmap_binary_with_one_unbatched_operand(op: str, unbatched: str, axis: i
     assert mapped.dtype == f(x[0], c).dtype
 
 
+@pytest.mark.parametrize(
+    ("shapes", "axes"),
+    [
+        (((3, 4), (3, 4)), (1, 1)),  # same axis, same rank: the short path
+        (((3, 4), (3, 4)), (2, 2)),
+        (((3, 4), (1, 4)), (0, 0)),  # same axis, same rank, a per-example broadcast
+        (((3, 4), (4,)), (0, 0)),  # same axis, lower rank: singleton axes inserted
+        (((3, 4), (3, 4)), (0, 2)),  # different axes: moved to the front
+        (((4,), (3, 4)), (1, 2)),
+    ],
+)
+@pytest.mark.parametrize("op", list(BINARY))
+def test_vmap_binary_with_both_operands_batched(
+    op: str, shapes: tuple[tuple[int, ...], ...], axes: tuple[int, int]
+) -> None:
+    """Two batched operands, batch axes at the same or different positions and per-example
+    ranks equal or not: equal to the loop in value and dtype."""
+    f = BINARY[op]
+    xs = [ex(shape, 5 + i) for i, shape in enumerate(shapes)]
+    check_vmap(f, xs, axes)
+    mapped = T.vmap(f, in_axes=axes)(*(batch_of(x, a) for x, a in zip(xs, axes, strict=True)))
+    assert mapped.dtype == f(xs[0][0], xs[1][0]).dtype
+
+
 # ---------------------------------------------------------------------------------------
 # in_axes / out_axes forms, axis_size, pytrees
 # ---------------------------------------------------------------------------------------
@@ -933,3 +957,18 @@ def test_jacobian_with_zero_size_leaf_among_inputs(transform: Any) -> None:
 def test_jacobian_of_zero_size_output(transform: Any) -> None:
     jac = transform(lambda x: x[:0] * 2)(np.ones(3))
     close(jac, np.zeros((0, 3)))
+
+
+@pytest.mark.parametrize(
+    ("in_axes", "b_shape"),
+    [((None, 1), (3,)), ((None, 2), (3, 2)), ((2, 2), (3, 3)), ((1, 1), (3, 3))],
+)
+def test_vmap_gufunc_batch_axis_last_or_inner(
+    in_axes: tuple[int | None, int], b_shape: tuple[int, ...]
+) -> None:
+    """A primitive with core axes at the end (``solve``) gets its batch axis in front of
+    them wherever it was given: the elementwise short paths that keep a batch axis last or
+    at the same inner axis of both operands do not apply to it."""
+    a = [np.eye(3) * 4 + e for e in ex((3, 3), 11)]
+    b = ex(b_shape, 12)
+    check_vmap(tnp.linalg.solve, [a[:1] if in_axes[0] is None else a, b], in_axes)

@@ -144,7 +144,7 @@ def flatten_inputs(
     error names the argument the user wrote.
     """
     flat, tree = tree_flatten(tuple(primals))
-    if all(type(x) is np.ndarray and x.dtype.kind in "fc" for x in flat):
+    if all(x.dtype.kind in "fc" if type(x) is np.ndarray else _is_inexact_tracer(x) for x in flat):
         return flat, tree  # the common case: nothing to convert, no error to name
     positions = range(len(primals)) if positions is None else positions
     names = [
@@ -153,6 +153,11 @@ def flatten_inputs(
         for _ in tree_flatten(p)[0]
     ]
     return [as_input(x, transform, name) for x, name in zip(flat, names, strict=True)], tree
+
+
+def _is_inexact_tracer(x: Any) -> bool:
+    """A tracer of a float or complex value (an input of a nested transform: as is)."""
+    return isinstance(x, Tracer) and dtype_of(x).kind in "fc"
 
 
 def as_input(x: Any, transform: str, where: str) -> Any:

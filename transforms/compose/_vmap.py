@@ -154,16 +154,19 @@ def vmap_call(
             f"vmap: in_axes has {len(prefix)} entries for {len(args)} positional arguments"
         )
     leaves, tree = tree_flatten(args)
-    axes = _broadcast_prefix(prefix, args, "in_axes")
-    positions = [pos for pos, arg in enumerate(args) for _ in tree_flatten(arg)[0]]
-    leaves = [
-        _mappable(x, pos) if a is not None else x
-        for x, a, pos in zip(leaves, axes, positions, strict=True)
-    ]
-    axes = [
-        None if a is None else _normalize(a, len(shape_of(x)), "in_axes")
-        for x, a in zip(leaves, axes, strict=True)
-    ]
+    if type(prefix) is int and all(type(x) is np.ndarray and x.ndim for x in leaves):
+        axes: list[int | None] = [_normalize(prefix, x.ndim, "in_axes") for x in leaves]
+    else:  # (the Jacobians' case above: one axis for arrays, nothing to convert)
+        axes = _broadcast_prefix(prefix, args, "in_axes")
+        positions = [pos for pos, arg in enumerate(args) for _ in tree_flatten(arg)[0]]
+        leaves = [
+            _mappable(x, pos) if a is not None else x
+            for x, a, pos in zip(leaves, axes, positions, strict=True)
+        ]
+        axes = [
+            None if a is None else _normalize(a, len(shape_of(x)), "in_axes")
+            for x, a in zip(leaves, axes, strict=True)
+        ]
     size = _batch_size(leaves, axes, axis_size)
     with new_trace(lambda level: BatchTrace(level, size)) as trace:
         tracers = [
@@ -171,7 +174,11 @@ def vmap_call(
         ]
         out = fun(*tree.unflatten(tracers), **kwargs)
         out_leaves, out_tree = tree_flatten(out)
-        out_axes_flat = _broadcast_prefix(out_axes, out, "out_axes")
+        out_axes_flat = (
+            [out_axes] * len(out_leaves)
+            if out_axes is None or type(out_axes) is int
+            else _broadcast_prefix(out_axes, out, "out_axes")
+        )
         results = [
             _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
         ]

@@ -82,28 +82,53 @@ def materialized(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]
     ]
 
 
-def elementwise_rule(primitive: Primitive) -> BatchRule:
+def elementwise_rule(primitive: Primitive, *, gufunc: bool = False) -> BatchRule:
     """Broadcasting n-ary elementwise primitives: batch axes to the front, ranks aligned.
 
     An unbatched operand is left as is: it broadcasts against the per-example axes from the
     right. A batched operand of lower per-example rank gets singleton axes after its batch
     axis so that its example axes line up with the others'.
-    """
 
-    def rule(values: Sequence[Any], dims: Sequence[int | None], **params: Any) -> tuple[Any, int]:
+    ``gufunc=True`` for a primitive that broadcasts over leading axes only, with core axes at
+    the end (``solve``, the matrix functions): its batch axis must be in front of them, so
+    the short paths that keep a batch axis elsewhere (last, or the same inner axis of two
+    operands) are not taken.
+    """
+    anywhere = not gufunc
+
+    def rule(
+        values: Sequence[Any], dims: Sequence[int | None], **params: Any
+    ) -> tuple[Any, int | None]:
         # The commonest case first: one batched operand and a number, or an array that
         # broadcasts against the per-example axes behind a leading batch axis. NumPy's own
         # broadcasting then keeps the batch axis where it is, with nothing to move.
-        if len(values) == 2 and (dims[0] is None) != (dims[1] is None):
+        if len(values) == 2:
             a, b = values
-            v, u, d = (a, b, dims[0]) if dims[1] is None else (b, a, dims[1])
-            tu = type(u)
-            if (
-                tu is float
-                or tu is int
-                or (tu is np.ndarray and (u.ndim == 0 or (d == 0 and u.ndim < len(v.shape))))
-            ):
-                return primitive.bind(a, b, **params), d  # type: ignore[return-value]
+            da, db = dims
+            if (da is None) != (db is None):
+                v, u, d = (a, b, da) if db is None else (b, a, db)
+                tu = type(u)
+                if tu is float or tu is int:
+                    return primitive.bind(a, b, **params), d
+                if tu is np.ndarray and u.ndim < len(v.shape):
+                    if u.ndim == 0 or d == 0:
+                        return primitive.bind(a, b, **params), d
+                    if (
+                        anywhere and d == len(v.shape) - 1
+                    ):  # batch axis last (``M @ ct`` batched): the
+                        # array gets the singleton axis instead, behind its own
+                        u = u[..., None]
+                        pair = (a, u) if db is None else (u, b)
+                        return primitive.bind(*pair, **params), d
+            elif (
+                da == db
+                and (da == 0 or anywhere)
+                and type(a) is np.ndarray
+                and type(b) is np.ndarray
+                and a.ndim == b.ndim
+            ):  # both batched at the same axis of the same rank (a cotangent sum in a
+                # batched backward pass): the batch axes line up as they are
+                return primitive.bind(a, b, **params), da
         # one pass for the shapes and the per-example rank (the hot path of every batched
         # elementwise operation: an ndarray's shape is read without a call)
         shapes = []

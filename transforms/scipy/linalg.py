@@ -214,7 +214,7 @@ def _solve_triangular_vjp_b(
 
 defjvp(solve_triangular_p, _solve_triangular_jvp_a, _solve_triangular_jvp_b)
 defvjp(solve_triangular_p, _solve_triangular_vjp_a, _solve_triangular_vjp_b)
-defbatch(solve_triangular_p, elementwise_rule(solve_triangular_p))  # stacks broadcast
+defbatch(solve_triangular_p, elementwise_rule(solve_triangular_p, gufunc=True))  # stacks broadcast
 
 
 _TRANS = {0: "N", 1: "T", 2: "C", "N": "N", "T": "T", "C": "C"}
@@ -303,7 +303,7 @@ def _permutation(piv: Any) -> Any:
 
 
 permutation_p = nondifferentiable("lu_permutation", _permutation)
-defbatch(permutation_p, elementwise_rule(permutation_p))
+defbatch(permutation_p, elementwise_rule(permutation_p, gufunc=True))
 
 
 def _rows(x: Any, perm: Any) -> Any:
@@ -433,7 +433,7 @@ def _matrix_function(name: str, impl: Callable[..., Any]) -> Primitive:
         return in_dtype_of(a, ans, lambda ct: _frechet(primitive, a_t, ct))
 
     defvjp(primitive, vjp)
-    defbatch(primitive, elementwise_rule(primitive))
+    defbatch(primitive, elementwise_rule(primitive, gufunc=True))
     return primitive
 
 
@@ -503,7 +503,7 @@ def _sylvester_vjp(argnum: int) -> Any:
 
 
 defvjp(solve_sylvester_p, _sylvester_vjp(0), _sylvester_vjp(1), _sylvester_vjp(2))
-defbatch(solve_sylvester_p, elementwise_rule(solve_sylvester_p))
+defbatch(solve_sylvester_p, elementwise_rule(solve_sylvester_p, gufunc=True))
 
 
 def solve_sylvester(a: ArrayLike, b: ArrayLike, q: ArrayLike) -> Array:
