@@ -73,7 +73,10 @@ def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bo
 
 
 # ---- sum ---------------------------------------------------------------------------------
-sum_p = Primitive("sum", lambda x, axes, keepdims: np.sum(x, axis=axes, keepdims=keepdims))
+# The impls call the ufuncs' ``reduce``: what ``np.sum``/``np.prod``/``np.max`` call after
+# their ``__array_function__`` dispatch and keyword handling (a microsecond per call, which a
+# reduction inside every pullback and batching rule pays many times over).
+sum_p = Primitive("sum", lambda x, axes, keepdims: np.add.reduce(x, axes, keepdims=keepdims))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
 defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, shape_of(x), axes, keepdims))
 defbatch(sum_p, reduction_rule(sum_p))
@@ -138,7 +141,7 @@ def _product_of_others(x: Any, axes: tuple[int, ...]) -> Any:
     return _shape.transpose(others, [int(i) for i in np.argsort(perm)])
 
 
-prod_p = Primitive("prod", lambda x, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims))
+prod_p = Primitive("prod", lambda x, axes, keepdims: np.multiply.reduce(x, axes, keepdims=keepdims))
 defjvp(
     prod_p,
     lambda t, ans, x, axes, keepdims: sum_p.bind(
@@ -204,8 +207,8 @@ def _extremum(name: str, impl: Any) -> Primitive:
     return primitive
 
 
-max_p = _extremum("max", np.max)
-min_p = _extremum("min", np.min)
+max_p = _extremum("max", np.maximum.reduce)
+min_p = _extremum("min", np.minimum.reduce)
 
 
 def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:

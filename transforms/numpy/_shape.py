@@ -44,7 +44,15 @@ __all__ = [
 
 
 # ---- reshape ----------------------------------------------------------------------------
-reshape_p = Primitive("reshape", lambda x, shape, order: np.reshape(x, shape, order=order))
+# ndarray methods where the operand is one (NumPy's functions dispatch and then call them)
+reshape_p = Primitive(
+    "reshape",
+    lambda x, shape, order: (
+        x.reshape(shape, order=order)
+        if type(x) is np.ndarray
+        else np.reshape(x, shape, order=order)
+    ),
+)
 defjvp(reshape_p, lambda t, ans, x, shape, order: reshape(t, shape, order))
 defvjp(reshape_p, lambda ans, x, shape, order: lambda ct: reshape(ct, shape_of(x), order))
 
@@ -93,7 +101,10 @@ def _inverse_permutation(axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argsort(axes))
 
 
-transpose_p = Primitive("transpose", lambda x, axes: np.transpose(x, axes))
+transpose_p = Primitive(
+    "transpose",
+    lambda x, axes: x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes),
+)
 defsparsity(transpose_p, index_rule(transpose_p))
 defjvp(transpose_p, lambda t, ans, x, axes: transpose_p.bind(t, axes=axes))
 defvjp(
