@@ -154,9 +154,10 @@ def vmap_call(
             f"vmap: in_axes has {len(prefix)} entries for {len(args)} positional arguments"
         )
     leaves, tree = tree_flatten(args)
+    # the Jacobians' case first: one int axis for arrays, nothing to convert or to name
     if type(prefix) is int and all(type(x) is np.ndarray and x.ndim for x in leaves):
         axes: list[int | None] = [_normalize(prefix, x.ndim, "in_axes") for x in leaves]
-    else:  # (the Jacobians' case above: one axis for arrays, nothing to convert)
+    else:
         axes = _broadcast_prefix(prefix, args, "in_axes")
         positions = [pos for pos, arg in enumerate(args) for _ in tree_flatten(arg)[0]]
         leaves = [

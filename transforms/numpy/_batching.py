@@ -94,7 +94,6 @@ def elementwise_rule(primitive: Primitive, *, gufunc: bool = False) -> BatchRule
     the short paths that keep a batch axis elsewhere (last, or the same inner axis of two
     operands) are not taken.
     """
-    anywhere = not gufunc
 
     def rule(
         values: Sequence[Any], dims: Sequence[int | None], **params: Any
@@ -113,16 +112,15 @@ def elementwise_rule(primitive: Primitive, *, gufunc: bool = False) -> BatchRule
                 if tu is np.ndarray and u.ndim < len(v.shape):
                     if u.ndim == 0 or d == 0:
                         return primitive.bind(a, b, **params), d
-                    if (
-                        anywhere and d == len(v.shape) - 1
-                    ):  # batch axis last (``M @ ct`` batched): the
-                        # array gets the singleton axis instead, behind its own
+                    if not gufunc and d == len(v.shape) - 1:
+                        # batch axis last (``M @ ct`` batched): the array gets the
+                        # singleton axis instead, behind its own
                         u = u[..., None]
                         pair = (a, u) if db is None else (u, b)
                         return primitive.bind(*pair, **params), d
             elif (
                 da == db
-                and (da == 0 or anywhere)
+                and (da == 0 or not gufunc)
                 and type(a) is np.ndarray
                 and type(b) is np.ndarray
                 and a.ndim == b.ndim

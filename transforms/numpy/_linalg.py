@@ -456,9 +456,7 @@ def _cofactor_vjp(argnum: int, ans: Any, a: Any, *es: Any) -> Callable[[Any], An
 
 defjvp_joint(cofactor_p, _cofactor_jvp)
 defvjp_argnum(cofactor_p, _cofactor_vjp)
-defbatch(
-    cofactor_p, elementwise_rule(cofactor_p, gufunc=True)
-)  # batch axes in front, like a gufunc
+defbatch(cofactor_p, elementwise_rule(cofactor_p, gufunc=True))
 defsparsity(cofactor_p, dense_rule)
 
 
@@ -589,9 +587,7 @@ def _solve_vjp_b(ans: Any, a: Any, b: Any) -> Callable[[Any], Any]:
 
 
 defvjp(solve_p, _solve_vjp_a, _solve_vjp_b)
-defbatch(
-    solve_p, elementwise_rule(solve_p, gufunc=True)
-)  # batch axes in front, ranks aligned: a gufunc
+defbatch(solve_p, elementwise_rule(solve_p, gufunc=True))
 defsparsity(solve_p, dense_rule)
 
 
