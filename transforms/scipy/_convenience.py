@@ -94,13 +94,13 @@ cosdg_p, cosdg = unary(
 tandg_p, tandg = unary(
     "tandg",
     sp.tandg,
-    lambda ans, x: _DEGREE * (1 + ans * ans),
+    lambda ans, x: _DEGREE * (1 + ans**2),
     doc=special_doc("tandg", "``pi/180 * (1 + tandg(x)**2)``"),
 )
 cotdg_p, cotdg = unary(
     "cotdg",
     sp.cotdg,
-    lambda ans, x: -_DEGREE * (1 + ans * ans),
+    lambda ans, x: -_DEGREE * (1 + ans**2),
     doc=special_doc("cotdg", "``-pi/180 * (1 + cotdg(x)**2)``"),
 )
 round_p, round = unary(

@@ -42,25 +42,25 @@ _SQRT_HALF = math.sqrt(0.5)
 erf_p, erf = unary(
     "erf",
     sp.erf,
-    lambda ans, x: _TWO_OVER_SQRT_PI * tnp.exp(-x * x),
+    lambda ans, x: _TWO_OVER_SQRT_PI * tnp.exp(-(x**2)),
     doc=special_doc("erf", "``2/sqrt(pi) exp(-x**2)``"),
 )
 erfc_p, erfc = unary(
     "erfc",
     sp.erfc,
-    lambda ans, x: -_TWO_OVER_SQRT_PI * tnp.exp(-x * x),
+    lambda ans, x: -_TWO_OVER_SQRT_PI * tnp.exp(-(x**2)),
     doc=special_doc("erfc", "``-2/sqrt(pi) exp(-x**2)``"),
 )
 erfinv_p, erfinv = unary(
     "erfinv",
     sp.erfinv,
-    lambda ans, x: _HALF_SQRT_PI * tnp.exp(ans * ans),
+    lambda ans, x: _HALF_SQRT_PI * tnp.exp(ans**2),
     doc=special_doc("erfinv", "``sqrt(pi)/2 exp(erfinv(x)**2)`` (the inverse-function rule)"),
 )
 erfcinv_p, erfcinv = unary(
     "erfcinv",
     sp.erfcinv,
-    lambda ans, x: -_HALF_SQRT_PI * tnp.exp(ans * ans),
+    lambda ans, x: -_HALF_SQRT_PI * tnp.exp(ans**2),
     doc=special_doc("erfcinv", "``-sqrt(pi)/2 exp(erfcinv(x)**2)`` (the inverse-function rule)"),
 )
 erfcx_p, erfcx = unary(
@@ -72,7 +72,7 @@ erfcx_p, erfcx = unary(
 erfi_p, erfi = unary(
     "erfi",
     sp.erfi,
-    lambda ans, x: _TWO_OVER_SQRT_PI * tnp.exp(x * x),
+    lambda ans, x: _TWO_OVER_SQRT_PI * tnp.exp(x**2),
     doc=special_doc("erfi", "``2/sqrt(pi) exp(x**2)``"),
 )
 dawsn_p, dawsn = unary(
@@ -86,13 +86,13 @@ dawsn_p, dawsn = unary(
 ndtr_p, ndtr = unary(
     "ndtr",
     sp.ndtr,
-    lambda ans, x: tnp.exp(-0.5 * (x * x)) / _SQRT_2PI,
+    lambda ans, x: tnp.exp(-0.5 * (x**2)) / _SQRT_2PI,
     doc=special_doc("ndtr", "the normal density ``exp(-x**2/2) / sqrt(2 pi)``"),
 )
 ndtri_p, ndtri = unary(
     "ndtri",
     sp.ndtri,
-    lambda ans, p: _SQRT_2PI * tnp.exp(0.5 * (ans * ans)),
+    lambda ans, p: _SQRT_2PI * tnp.exp(0.5 * (ans**2)),
     doc=special_doc("ndtri", "``sqrt(2 pi) exp(ndtri(p)**2 / 2)`` (the inverse-function rule)"),
 )
 
@@ -106,7 +106,7 @@ def _log_ndtr_derivative(ans: Any, x: Any) -> Any:
     below = tnp.where(upper, 0.0, x)
     above = tnp.where(upper, x, 0.0)
     tail = _SQRT_2_OVER_PI / erfcx(below * -_SQRT_HALF)
-    body = tnp.exp(-0.5 * (above * above) - tnp.where(upper, ans, 0.0)) / _SQRT_2PI
+    body = tnp.exp(-0.5 * (above**2) - tnp.where(upper, ans, 0.0)) / _SQRT_2PI
     return tnp.where(upper, body, tail)
 
 
