@@ -210,17 +210,18 @@ def vjp_flat(
     has_aux: bool,
     transform: str = "vjp",
     positions: Sequence[int] | None = None,
-    checked: bool = False,
+    flat: tuple[list[Any], PyTreeDef[Any]] | None = None,
     loan: Loan | None = None,
 ) -> tuple[Any, FlatPullback, Any]:
     """Run ``fun(*primals)`` recording nodes: ``(out, pullback, aux)``.
 
-    ``checked``: the primals' leaves are already checked (``flatten_inputs``). With a
-    ``loan`` (a closed call, which runs the pullback inside the loan and then returns) the
-    inputs it may borrow are read in place instead of copied.
+    ``flat``: the primals' leaves, already checked, and their structure, when the caller
+    has them (``flatten_inputs``). With a ``loan`` (a closed call, which runs the pullback
+    inside the loan and then returns) the inputs it may borrow are read in place instead
+    of copied.
     """
-    if checked:
-        flat_p, tree_p = tree_flatten(tuple(primals))
+    if flat is not None:
+        flat_p, tree_p = flat
     else:
         flat_p, tree_p = flatten_inputs(primals, transform, positions)
     with new_trace(lambda level: VJPTrace(level, transform)) as trace:

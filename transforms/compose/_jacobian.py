@@ -38,7 +38,7 @@ from ._args import (
     show_typed_signature,
 )
 from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
-from ._vmap import vmap_call
+from ._vmap import vmap_call, vmap_leaves
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
 
@@ -145,7 +145,7 @@ def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None
         cts = pull(*seeds)
         return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
     parts = [
-        vmap_call(pull, 0, 0, None, tuple(_basis_rows(shapes, dtypes, start, stop)), {})
+        vmap_leaves(pull, _basis_rows(shapes, dtypes, start, stop))
         for start, stop in _chunks(total, chunk_size)
     ]
     if not parts:
@@ -988,10 +988,10 @@ def jacrev(
 
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:
-        nums, diff, flat_in, _ = _diff_args(args, argnums, "jacrev")
+        nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacrev")
         check_input_dtypes(diff, nums, "jacrev", holomorphic)
         partial = partial_of(fun, args, kwargs, nums)
-        out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev", checked=True)
+        out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree))
         if holomorphic:
             for leaf in tree_flatten(out)[0]:
                 check_output_dtype(leaf, "jacrev", holomorphic)

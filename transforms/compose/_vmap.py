@@ -8,7 +8,7 @@ primitive applies its batching rule. ``in_axes``/``out_axes`` follow JAX: an int
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
@@ -21,7 +21,7 @@ from transforms.numpy._define import shape_of
 
 from ._args import check_callable
 
-__all__ = ["vmap", "vmap_call"]
+__all__ = ["vmap", "vmap_call", "vmap_leaves"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -184,3 +184,13 @@ def vmap_call(
             _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
         ]
     return out_tree.unflatten(results)
+
+
+def vmap_leaves(fun: Callable[..., list[Any]], leaves: Sequence[np.ndarray]) -> list[Any]:
+    """``vmap_call(fun, 0, 0, None, tuple(leaves), {})`` for a ``fun`` of arrays batched on
+    their first axis (all of one size) that returns a flat list of leaves: a Jacobian's
+    basis pushed through a pullback, without the trees and checks of user arguments."""
+    size = len(leaves[0])
+    with new_trace(lambda level: BatchTrace(level, size)) as trace:
+        out = fun(*[BatchTracer(trace, x, 0) for x in leaves])
+        return [_unbatch(o, trace, 0, size) for o in out]
