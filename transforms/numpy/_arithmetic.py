@@ -151,14 +151,12 @@ def _dpower_dx(ans: Any, x: Any, y: Any) -> Any:
         # y is being differentiated too: the exact formula, whose own y-derivatives are right
         # everywhere (a guard on y - 1 == 0 would zero d/dy of the coefficient at y == 1).
         return y * x ** (y - 1)
-    # a constant exponent: x^0 := 1 where y == 0, so x = 0 gives 0, not 0 * inf; the small
-    # integer exponents of polynomials take no power at all (a nested derivative of x**2
-    # would otherwise differentiate x**1, then x**0, at every level)
+    # a constant exponent: x^0 := 1 where y == 0, so x = 0 gives 0, not 0 * inf; y == 1 and
+    # y == 2 (``_twice``, which the rules test for first) take no power at all (a nested
+    # derivative of x**2 would otherwise differentiate x**1, then x**0, at every level)
     if isinstance(y, (int, float)):
         if y == 1:
             return None
-        if y == 2:
-            return 2 * x
         return y * x ** (y - 1) if y != 0 else 0 * x
     return y * x ** where(not_equal(y, 0), y - 1, 1)
 
@@ -182,7 +180,8 @@ def _times(t: Any, d: Any) -> Any:
 
 
 def _is_two(y: Any) -> bool:
-    return type(y) in (int, float) and y == 2
+    """A constant exponent 2 (as ``_dpower_dx`` tells constants: NumPy's float64 counts)."""
+    return isinstance(y, (int, float)) and y == 2
 
 
 def _twice(c: Any, x: Any) -> Any:
