@@ -530,8 +530,10 @@ def test_constant_mutated_between_two_uses_inside_the_function(
 ) -> None:
     """Each use reads the constant as it is then: the copy taken at the first use must not
     stand in for the mutated array at the second (it did, by id: the gradient read the old
-    constant twice). Down to the bits: 0.0 -> -0.0 turns 1/c from inf to -inf."""
+    constant twice). Down to the bits: 0.0 -> -0.0 turns 1/c from inf to -inf. (A second
+    reference keeps ``c`` from being borrowed, which would refuse the write instead.)"""
     c = np.full(3, old)
+    held = [c]
 
     def f(x: Any) -> Any:
         y = tnp.sum(x * c)
@@ -542,6 +544,7 @@ def test_constant_mutated_between_two_uses_inside_the_function(
     with np.errstate(divide="ignore"):  # 1/0 in the derivative of x/c when c is zero
         grad = T.grad(f)(x)
     assert np.array_equal(grad, np.full(3, old + expected)), grad
+    assert held[0] is c
 
 
 @pytest.mark.parametrize("size", [3, 20_000], ids=["small", "large"])
@@ -579,7 +582,10 @@ def test_nondifferentiated_input_mutated_inside_the_function() -> None:
 
 
 def test_constant_mutated_inside_nested_transforms() -> None:
+    """(A second reference keeps ``c`` copied: a closed call would otherwise borrow it and
+    refuse the write, see ``test_closed_over_constant_is_borrowed``.)"""
     c = np.ones(3)
+    held = [c]
 
     def f(x: Any) -> Any:
         y = tnp.sum(tnp.sin(x) * c)
@@ -594,6 +600,7 @@ def test_constant_mutated_inside_nested_transforms() -> None:
     close(T.vmap(T.grad(f))(np.stack([x, x])), np.stack([np.cos(x)] * 2))
     c[...] = 1.0
     close(T.jacrev(f)(x), np.cos(x))
+    assert held[0] is c
 
 
 def test_constant_mutated_before_a_linearized_function_is_applied() -> None:
@@ -809,6 +816,191 @@ def test_borrowed_input_is_copied_by_a_nested_call() -> None:
     close(inner[0], np.full(3, 4.0))
     assert inner[1] is not params["w"] and seen[-1] is params["w"]
     assert params["w"].flags.writeable
+
+
+# A constant the function reads by name (a closure cell, a module global): closed calls
+# borrow it when nothing else holds it, and copy it otherwise. (``hessian``'s inner
+# ``jacrev`` runs under the outer one's trace, which copies the constant; see
+# ``test_closed_over_constant_under_another_vjp_is_copied``.)
+_CLOSED_CALLS: dict[str, Callable[[Callable[[Any], Any], np.ndarray], Any]] = {
+    "grad": lambda f, x: T.grad(f)(x),
+    "value_and_grad": lambda f, x: T.value_and_grad(f)(x)[1],
+    "hvp": lambda f, x: T.hvp(f, (x,), (np.ones_like(x),))[1][0],
+    "jacrev": lambda f, x: T.jacrev(f)(x),
+    "vmap_of_grad": lambda f, x: T.vmap(T.grad(f))(np.stack([x, x]))[0],
+}
+# The same derivatives of f(x) = sum(sin(x) * c) at c = 2 (jacrev of a scalar is the
+# gradient; hvp's direction is all ones).
+_CLOSED_EXPECTED: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "grad": lambda x: 2 * np.cos(x),
+    "value_and_grad": lambda x: 2 * np.cos(x),
+    "hvp": lambda x: -2 * np.sin(x),
+    "jacrev": lambda x: 2 * np.cos(x),
+    "hessian": lambda x: np.diag(-2 * np.sin(x)),
+    "vmap_of_grad": lambda x: 2 * np.cos(x),
+}
+
+_GLOBAL_CONSTANT = np.full(3, 2.0)
+_GLOBAL_FLAGS: list[bool] = []
+
+
+def _reads_the_global(x: Any) -> Any:
+    _GLOBAL_FLAGS.append(_GLOBAL_CONSTANT.flags.writeable)
+    return tnp.sum(tnp.sin(x) * _GLOBAL_CONSTANT)
+
+
+@pytest.mark.parametrize("call", sorted(_CLOSED_CALLS))
+def test_closed_over_constant_is_borrowed(call: str) -> None:
+    """A closed call (its backward pass runs before it returns) reads a constant held only by
+    the function's closure in place: read-only while it runs (a write into it from inside
+    is refused, never a changed derivative), writeable again afterwards, also after an
+    exception; the derivative is exact."""
+    seen: list[np.ndarray] = []
+    spy = T.primitive(lambda c, v: c * v)  # its VJP maker records the ``c`` it captured
+    T.defvjp(spy, None, lambda ans, c, v: seen.append(c) or (lambda ct: ct * c))  # type: ignore[func-returns-value]
+    T.defjvp(spy, None, lambda t, ans, c, v: c * t)
+    T.defbatch(spy, lambda args, dims: (args[0] * args[1], dims[1]))  # (only v is batched)
+    c = np.full(3, 2.0)
+    flags: list[bool] = []
+    refused: list[bool] = []
+
+    def f(x: Any) -> Any:
+        y = tnp.sum(spy(c, tnp.sin(x)))
+        flags.append(c.flags.writeable)
+        refused.append(not _mutate(c))
+        return y
+
+    x = np.array([0.1, 0.2, 0.3])
+    close(_CLOSED_CALLS[call](f, x), _CLOSED_EXPECTED[call](x))
+    assert flags and not any(flags), "the constant was writeable inside the call"
+    assert all(refused) and np.array_equal(c, np.full(3, 2.0))
+    assert any(v is c for v in seen), "the constant was copied, not borrowed"
+    assert c.flags.writeable, "the constant stayed read-only after the call"
+    with pytest.raises(Boom):
+        _CLOSED_CALLS[call](lambda x: tnp.sum(spy(c, x)) + _boom(), x)
+    assert c.flags.writeable, "an exception left a borrowed constant read-only"
+
+
+@pytest.mark.parametrize("call", ["grad", "jacrev"])
+def test_module_global_constant_is_borrowed(call: str) -> None:
+    """A module global the function itself names is borrowed like a closed-over constant;
+    one only a callee names is not seen, and copied as before."""
+    x = np.array([0.1, 0.2, 0.3])
+    _GLOBAL_FLAGS.clear()
+    close(_CLOSED_CALLS[call](_reads_the_global, x), _CLOSED_EXPECTED[call](x))
+    close(_CLOSED_CALLS[call](lambda x: _reads_the_global(x), x), _CLOSED_EXPECTED[call](x))
+    assert _GLOBAL_FLAGS == [False, True]
+    assert _GLOBAL_CONSTANT.flags.writeable
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [
+        lambda c: c[:],  # a view made before the call
+        lambda c: np.frombuffer(memoryview(c)),  # an array over a memoryview of it
+        lambda c: memoryview(c).cast("B"),  # a memoryview, written bytewise
+        lambda c: [c],  # a second reference, written through as c itself
+    ],
+    ids=["view", "frombuffer", "memoryview", "second_name"],
+)
+@pytest.mark.parametrize("call", sorted(_CLOSED_CALLS))
+def test_closed_over_constant_with_another_writer_is_copied(
+    call: str, writer: Callable[[Any], Any]
+) -> None:
+    """Another way to write the constant's memory exists before the call (it holds a
+    reference, which the count sees): the constant is copied, a write through it after the
+    use is allowed, and the derivative is the one at the value the use read."""
+    c = np.full(3, 2.0)
+    alias = writer(c)
+
+    def f(x: Any) -> Any:
+        y = tnp.sum(tnp.sin(x) * c)
+        if isinstance(alias, memoryview):
+            alias[:8] = np.full(1, 5.0).view(np.uint8)
+        elif isinstance(alias, list):
+            alias[0][0] = 5.0
+        else:
+            alias[0] = 5.0
+        return y
+
+    x = np.array([0.1, 0.2, 0.3])
+    expected = _CLOSED_EXPECTED[call](x)
+    close(_CLOSED_CALLS[call](f, x), expected)
+    assert c[0] == 5.0  # the write happened (nothing refused it)
+
+
+def test_results_never_alias_a_borrowed_constant() -> None:
+    """``grad`` of ``sum(x * c)`` is ``c`` itself when the rule multiplies grad's unit seed
+    (see ``test_results_never_alias_a_borrowed_input``); an aux may be ``c`` itself too."""
+    c = np.full(3, 2.0)
+    x = np.ones(3)
+    g = T.grad(lambda x: tnp.sum(x * c))(x)
+    _, aux = T.grad(lambda x: (tnp.sum(x * c), c), has_aux=True)(x)
+    for result in (g, aux, T.jacrev(lambda x: tnp.sum(x * c))(x)):
+        close(result, c)
+        assert not np.shares_memory(result, c)
+
+
+def test_closed_over_constant_under_another_vjp_is_copied() -> None:
+    """Under a live ``vjp`` a closed call borrows nothing: the outer backward pass reads the
+    constant after the inner call returns, and an inner ``vjp``'s pullback that escapes a
+    closed call keeps its copy, whatever is written into the constant afterwards."""
+    c = np.full(3, 2.0)
+    flags: list[bool] = []
+
+    def f(x: Any) -> Any:
+        flags.append(c.flags.writeable)
+        return tnp.sum(tnp.sin(x) * c)
+
+    x = np.array([0.1, 0.2, 0.3])
+    _, pullback = T.vjp(lambda x: T.grad(f)(x), x)
+    c[...] = 5.0
+    close(pullback(np.ones(3))[0], -2 * np.sin(x))
+    c[...] = 2.0
+    close(T.hessian(f)(x), np.diag(-2 * np.sin(x)))
+    close(T.grad(lambda x: tnp.sum(T.grad(f)(x)))(x), -2 * np.sin(x))
+    assert flags == [True, True, True]
+    escaped: list[Any] = []
+
+    def g(x: Any) -> Any:  # borrows c (it names c), and runs a vjp at a constant point
+        escaped.append(T.vjp(f, np.ones(3))[1])
+        return tnp.sum(tnp.sin(x) * c)
+
+    close(T.grad(g)(x), 2 * np.cos(x))
+    assert flags[-1] is False and c.flags.writeable
+    c[...] = 7.0
+    close(escaped[0](np.array(1.0))[0], 2 * np.cos(np.ones(3)))
+
+
+def test_threads_share_a_closed_over_constant() -> None:
+    """Threads differentiating one closure at once: one borrows its constant, the others
+    copy it (its read-only flag is a borrower's), every gradient is exact, and the constant
+    is writeable once all calls have returned."""
+    c = np.linspace(0.1, 1.0, 5_000)
+    x = np.full(5_000, 0.5)
+    expected = np.cos(x) * c
+    loss = T.grad(lambda x: tnp.sum(tnp.sin(x) * c))
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(30):
+                np.testing.assert_array_equal(loss(x), expected)
+        except BaseException as exc:  # reported below, in the main thread
+            errors.append(exc)
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, to interleave the calls
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    finally:
+        sys.setswitchinterval(previous)
+    assert not errors, errors[0]
+    assert c.flags.writeable
 
 
 _FAULTS_PER_CALL = """

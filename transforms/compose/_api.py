@@ -29,7 +29,7 @@ from ._args import (
     partial_of,
     show_typed_signature,
 )
-from ._core_transforms import jvp_flat, vjp_flat
+from ._core_transforms import borrowable_constants, jvp_flat, vjp_flat
 
 __all__ = [
     "Pullback",
@@ -171,8 +171,12 @@ def _value_and_grad(
     has_aux: bool,
     transform: str,
     holomorphic: bool = False,
+    reads: Callable[..., Any] | None = None,
 ) -> Callable[..., tuple[Any, Any]]:
+    """``reads``: the user's function whose closed-over arrays the call may borrow, when
+    ``fun`` wraps it (``hvp``)."""
     check_callable(fun, transform)
+    named = fun if reads is None else reads
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -180,12 +184,14 @@ def _value_and_grad(
         partial = partial_of(fun, args, kwargs, nums)
         primals = [args[n] for n in nums]
         check_input_dtypes(primals, nums, transform, holomorphic)
-        if all(isinstance(p, _BARE) for p in primals):  # never borrowed (see ``Loan``)
+        bare = all(isinstance(p, _BARE) for p in primals)  # never borrowed (see ``Loan``)
+        constants = borrowable_constants(named)
+        if bare and not constants:
             out, aux, grads = _forward_backward(
                 partial, primals, has_aux, transform, nums, holomorphic, None
             )
-        else:
-            with Loan() as loan:  # the backward pass runs inside: inputs may be borrowed
+        else:  # the backward pass runs inside: inputs and constants may be borrowed
+            with Loan(constants, inputs=not bare) as loan:
                 out, aux, grads = _forward_backward(
                     partial, primals, has_aux, transform, nums, holomorphic, loan
                 )
@@ -197,7 +203,7 @@ def _value_and_grad(
 
 _BARE = (np.ndarray, np.generic, Tracer, int, float, complex)
 """Arguments that are leaves themselves: the caller's own names for them cannot be counted,
-so a ``Loan`` never borrows them (and is not opened)."""
+so a ``Loan`` never borrows them."""
 
 
 def _forward_backward(
@@ -1103,5 +1109,5 @@ def hvp(
         value, slope = jvp(fun, xs, tuple(tangents))
         return slope, value  # differentiate the slope; carry the value along as aux
 
-    (_, value), products = _value_and_grad(directional, positions, True, "hvp")(*primals)
+    (_, value), products = _value_and_grad(directional, positions, True, "hvp", reads=fun)(*primals)
     return value, products

@@ -12,17 +12,27 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Trace, Tracer, new_trace
+from transforms.core import Trace, Tracer, current_traces, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.forward import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
 from transforms.numpy._arithmetic import is_unit_seed
 from transforms.numpy._define import dtype_of, shape_of
-from transforms.reverse import Entry, Loan, VJPTrace, backward
+from transforms.reverse import Entry, Loan, VJPTrace, backward, closed_over
 
 from ._args import flatten_inputs
 
-__all__ = ["jvp_flat", "vjp_flat", "strip", "FlatPullback"]
+__all__ = ["jvp_flat", "vjp_flat", "strip", "FlatPullback", "borrowable_constants"]
+
+
+def borrowable_constants(fun: Callable[..., Any]) -> list[np.ndarray[Any, Any]]:
+    """The arrays ``fun`` reads by name that a closed call may borrow (``Loan``): none under
+    another ``vjp``, whose own backward pass reads them after this call has given them back,
+    so that it copies them anyway (borrowing them here would only add the bookkeeping)."""
+    for trace in current_traces():
+        if isinstance(trace, VJPTrace):
+            return []
+    return closed_over(fun)
 
 
 def strip(tree: Any, trace: Trace[Any]) -> Any:

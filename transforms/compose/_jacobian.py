@@ -23,6 +23,7 @@ from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._batching import identity_basis
 from transforms.numpy._define import dtype_of, shape_of
+from transforms.reverse import Loan
 
 from ._args import (
     ArrayFunction1,
@@ -37,7 +38,7 @@ from ._args import (
     partial_of,
     show_typed_signature,
 )
-from ._core_transforms import FlatPullback, jvp_flat, vjp_flat
+from ._core_transforms import FlatPullback, borrowable_constants, jvp_flat, vjp_flat
 from ._vmap import vmap_call, vmap_leaves
 
 __all__ = ["jacfwd", "jacrev", "hessian"]
@@ -988,10 +989,19 @@ def jacrev(
 
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:
+        constants = borrowable_constants(fun)
+        if not constants:
+            return jacobian(args, kwargs, None)
+        with Loan(constants, inputs=False) as loan:  # the pullbacks all run inside
+            return loan.settle(jacobian(args, kwargs, loan))
+
+    def jacobian(args: tuple[Any, ...], kwargs: dict[str, Any], loan: Loan | None) -> Any:
         nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacrev")
         check_input_dtypes(diff, nums, "jacrev", holomorphic)
         partial = partial_of(fun, args, kwargs, nums)
-        out, pullback, aux = vjp_flat(partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree))
+        out, pullback, aux = vjp_flat(
+            partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree), loan=loan
+        )
         if holomorphic:
             for leaf in tree_flatten(out)[0]:
                 check_output_dtype(leaf, "jacrev", holomorphic)

@@ -2,6 +2,7 @@
 
 from ._backward import backward as backward
 from ._protect import Loan as Loan
+from ._protect import closed_over as closed_over
 from ._rules import ArgnumVJPMaker as ArgnumVJPMaker
 from ._rules import Pullback as Pullback
 from ._rules import VJPMaker as VJPMaker
@@ -22,6 +23,7 @@ __all__ = [
     "VJPTrace",
     "VJPTracer",
     "backward",
+    "closed_over",
     "defvjp",
     "defvjp_argnum",
     "has_vjp_rule",

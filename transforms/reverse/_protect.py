@@ -7,10 +7,15 @@ derivative (autograd returns [5, 5, 5] for [1, 1, 1]). So reverse mode reads a r
 copy, taken once per array per trace: copying costs one pass over the array, the price of
 never being silently wrong (benchmarks/memory.py measures it).
 
-A closed call (``grad``, ``value_and_grad``: the backward pass runs before it returns) may
-instead *borrow* an input array (``Loan``): read it in place, read-only until the call
-returns. That is exact only when no writeable reference to its memory exists outside our
-own, which the reference count proves (see ``Loan.borrow``); otherwise the input is copied.
+A closed call (``grad``, ``value_and_grad``, ``hvp``, ``jacrev``, ``hessian``: the backward
+pass runs before it returns) may instead *borrow* an array (``Loan``): an input held only by
+the user's argument tree, or an array the function reads by name (a closure cell, a module
+global) that nothing else holds. It reads it in place, read-only until the call returns.
+That is exact only when no writeable reference to its memory exists outside our own, which
+the reference count proves (see ``Loan.borrow``); otherwise the array is copied. A large
+constant closed over by a loss (a data matrix) then costs no copy per call, in time or
+memory; the price is that writing into it from inside the function raises (NumPy's
+read-only error) instead of being allowed, which the copy would have made harmless.
 
 The copies must not cost more than that: a fresh copy of a large array must not fault its
 pages in on every call, which ``transforms.core._memory.prime_allocator`` prevents (it runs
@@ -20,13 +25,14 @@ when the first transform of the process starts, before any copy).
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any, TypeVar
 
 import numpy as np
 
 from transforms.core.tree_util import tree_flatten
 
-__all__ = ["Guard", "Loan"]
+__all__ = ["Guard", "Loan", "closed_over"]
 
 TreeT = TypeVar("TreeT")
 
@@ -86,8 +92,11 @@ class Guard:
 
 
 # The arrays some live ``Loan`` holds read-only, by id: their read-only flag is ours and
-# temporary, so no other call may trust them as read-only arrays (it copies them).
+# temporary, so no other call may trust them as read-only arrays (it copies them). Lending and
+# giving back happen under ``_LENDING``: two threads deciding about one array at once could
+# otherwise each undo the other's flag.
 _LENT: dict[int, np.ndarray[Any, Any]] = {}
+_LENDING = threading.Lock()
 
 
 def _references(leaves: list[Any], i: int) -> int:
@@ -96,8 +105,9 @@ def _references(leaves: list[Any], i: int) -> int:
 
 
 def _sole_count() -> int:
-    """What ``_references`` reads for an array held by one container slot and the list of
-    leaves alone: measured, not assumed, as the interpreter's own references vary."""
+    """What ``_references`` reads for an array held by one container slot (a dict or list
+    entry, a closure cell) and the list of leaves alone: measured, not assumed, as the
+    interpreter's own references vary."""
     holder = {"leaf": np.empty(1)}
     leaves = [holder["leaf"]]
     return _references(leaves, 0)
@@ -106,50 +116,105 @@ def _sole_count() -> int:
 _SOLE = _sole_count()
 
 
-class Loan:
-    """Input arrays that one closed call reads in place, read-only while it runs.
+def _writeable_owner(array: np.ndarray[Any, Any]) -> bool:
+    """Whether ``array`` owns its memory and may be written (a view's base could be written
+    through another view; a read-only array is the user's, trusted by ``Guard`` as it is)."""
+    flags = array.flags
+    return bool(flags.writeable and flags.owndata and array.base is None)
 
-    ``grad(f)(params)`` copies each input array so that a write into it before the backward
-    pass cannot change the gradient. An input may be borrowed instead (no copy) when the
-    only references to it are one slot of the user's argument tree (a dict, list, tuple or
-    node) and our list of leaves: then every writer must go through a reference to the
-    array itself (a view, a memoryview, a ``frombuffer`` array made before the call would
-    each hold a reference, and count), so its read-only flag refuses every write until the
-    call returns; views made meanwhile are read-only too. A bare array argument is never
-    borrowed: the caller's own names for it cannot be counted. Writes through raw pointers
-    (``ctypes`` addresses, ``__array_interface__``) are outside any protection.
+
+def closed_over(fun: object) -> list[np.ndarray[Any, Any]]:
+    """The ndarrays ``fun`` reads by name: the module globals its own code names and its
+    closure cells' (not its callees': an array only they read is copied as before).
+    Candidates for a ``Loan``; whether each is alone is for ``Loan.borrow`` to prove."""
+    try:
+        names = fun.__code__.co_names  # type: ignore[attr-defined]
+        module = fun.__globals__  # type: ignore[attr-defined]
+        cells = fun.__closure__  # type: ignore[attr-defined]
+    except AttributeError:  # not a Python function (a builtin, a partial, a callable object)
+        return []
+    found = []
+    for name in names:  # (loops, not comprehensions: this runs on every closed call)
+        value = module.get(name)
+        if type(value) is np.ndarray:
+            found.append(value)
+    if cells:
+        for cell in cells:
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell (a name assigned later in the enclosing scope)
+                continue
+            if type(value) is np.ndarray:
+                found.append(value)
+    return found
+
+
+class Loan:
+    """Arrays that one closed call reads in place, read-only while it runs.
+
+    ``grad(f)(params)`` copies each array a pullback captures so that a write into it before
+    the backward pass cannot change the gradient. An array may be borrowed instead (no copy)
+    when the only references to it are one slot of the user's (an entry of the argument
+    tree: a dict, list, tuple or node; a closure cell or module global the function names)
+    and ours: then every writer must go through a reference to the array itself (a view, a
+    memoryview, a ``frombuffer`` array made before the call would each hold a reference, and
+    count), so its read-only flag refuses every write until the call returns; views made
+    meanwhile are read-only too. A bare array argument is never borrowed: the caller's own
+    names for it cannot be counted. Writes through raw pointers (``ctypes`` addresses,
+    ``__array_interface__``) are outside any protection.
 
     Used as a context manager around the forward and the backward pass: leaving it, by a
     return or an exception, makes the arrays writeable again.
+
+    Args:
+        closed_over: the arrays the function reads by name (``closed_over(fun)``).
+        inputs: whether the inputs may be borrowed too (not when every one is bare).
     """
 
-    __slots__ = ("_arrays",)
+    __slots__ = ("_arrays", "_closed_over", "_inputs")
 
-    def __init__(self) -> None:
+    def __init__(self, closed_over: list[np.ndarray[Any, Any]], *, inputs: bool) -> None:
         self._arrays: list[np.ndarray[Any, Any]] = []
+        self._closed_over = closed_over
+        self._inputs = inputs
 
     def __enter__(self) -> Loan:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        for array in self._arrays:
-            array.flags.writeable = True
-            del _LENT[id(array)]  # after the flag: a concurrent call never trusts it
+        with _LENDING:
+            for array in self._arrays:
+                array.flags.writeable = True
+                del _LENT[id(array)]  # after the flag: a concurrent call never trusts it
         self._arrays.clear()
 
     def borrow(self, leaves: list[Any], guard: Guard) -> None:
-        """Borrow each leaf it is exact to borrow (see the class), for ``guard``'s trace.
+        """Borrow each input leaf and closed-over array it is exact to borrow (see the
+        class), for ``guard``'s trace.
 
         ``leaves`` must be the only list of them that holds references at this point."""
-        for i in range(len(leaves)):  # by index: a loop variable would hold a reference
-            if type(leaves[i]) is np.ndarray and _references(leaves, i) == _SOLE:
-                array = leaves[i]
-                flags = array.flags
-                if flags.writeable and flags.owndata and array.base is None:
-                    _LENT[id(array)] = array  # before the flag: see ``Guard.protect``
-                    flags.writeable = False
-                    self._arrays.append(array)
-                    guard.keep(array)
+        with _LENDING:
+            if self._inputs:
+                self._lend(leaves, guard)
+            if self._closed_over:
+                self._lend(self._closed_over, guard)
+                self._closed_over = []  # its references would outlive the proof
+
+    def _lend(self, arrays: list[Any], guard: Guard) -> None:
+        for i in range(len(arrays)):  # by index: a loop variable would hold a reference
+            if type(arrays[i]) is not np.ndarray or id(arrays[i]) in _LENT:
+                continue
+            if not _writeable_owner(arrays[i]):
+                continue
+            _LENT[id(arrays[i])] = arrays[i]  # before the flag: see ``Guard.protect``
+            arrays[i].flags.writeable = False  # first: a view made from now on is read-only
+            if _references(arrays, i) == _SOLE + 1:  # (the other reference: ``_LENT``'s)
+                array = arrays[i]
+                self._arrays.append(array)
+                guard.keep(array)
+            else:  # another reference, which may write: give it back, copy it instead
+                arrays[i].flags.writeable = True
+                del _LENT[id(arrays[i])]
 
     def settle(self, tree: TreeT) -> TreeT:
         """``tree`` (the call's results) with any array that shares memory with a borrowed
