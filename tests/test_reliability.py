@@ -972,37 +972,6 @@ def test_closed_over_constant_under_another_vjp_is_copied() -> None:
     close(escaped[0](np.array(1.0))[0], 2 * np.cos(np.ones(3)))
 
 
-def test_threads_share_a_closed_over_constant() -> None:
-    """Threads differentiating one closure at once: one borrows its constant, the others
-    copy it (its read-only flag is a borrower's), every gradient is exact, and the constant
-    is writeable once all calls have returned."""
-    c = np.linspace(0.1, 1.0, 5_000)
-    x = np.full(5_000, 0.5)
-    expected = np.cos(x) * c
-    loss = T.grad(lambda x: tnp.sum(tnp.sin(x) * c))
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            for _ in range(30):
-                np.testing.assert_array_equal(loss(x), expected)
-        except BaseException as exc:  # reported below, in the main thread
-            errors.append(exc)
-
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads often, to interleave the calls
-    try:
-        threads = [threading.Thread(target=work) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=300)
-    finally:
-        sys.setswitchinterval(previous)
-    assert not errors, errors[0]
-    assert c.flags.writeable
-
-
 _FAULTS_PER_CALL = """
 import resource
 import numpy as np
@@ -1564,6 +1533,31 @@ def test_raw_numpy_on_traced_values_dispatches_or_refuses(name: str, mode: str) 
     )
 
 
+def _in_threads(check: Callable[[], None], threads: int = 4, calls: int = 30) -> None:
+    """``check`` called ``calls`` times in each of ``threads`` threads at once, switching
+    often to interleave them; the first exception of any thread is raised here."""
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(calls):
+                check()
+        except BaseException as exc:  # reported below, in the main thread
+            errors.append(exc)
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, to interleave the calls
+    try:
+        started = [threading.Thread(target=work) for _ in range(threads)]
+        for t in started:
+            t.start()
+        for t in started:
+            t.join(timeout=300)
+    finally:
+        sys.setswitchinterval(previous)
+    assert not errors, errors[0]
+
+
 def test_threads_share_an_argument_tree() -> None:
     """Threads differentiating at one dict of arrays at once: one borrows an array, the
     others copy it (its read-only flag is a borrower's, not the user's), every gradient is
@@ -1571,26 +1565,23 @@ def test_threads_share_an_argument_tree() -> None:
     params = {"w": np.linspace(0.1, 1.0, 5_000), "b": np.full(5_000, 0.5)}
     expected = {"w": np.cos(params["w"]) * params["b"], "b": np.sin(params["w"])}
     loss = T.grad(lambda p: tnp.sum(tnp.sin(p["w"]) * p["b"]))
-    errors: list[BaseException] = []
 
-    def work() -> None:
-        try:
-            for _ in range(30):
-                g = loss(params)
-                for k in g:
-                    np.testing.assert_array_equal(g[k], expected[k])
-        except BaseException as exc:  # reported below, in the main thread
-            errors.append(exc)
+    def check() -> None:
+        g = loss(params)
+        for k in g:
+            np.testing.assert_array_equal(g[k], expected[k])
 
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads often, to interleave the calls
-    try:
-        threads = [threading.Thread(target=work) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=300)
-    finally:
-        sys.setswitchinterval(previous)
-    assert not errors, errors[0]
+    _in_threads(check)
     assert all(a.flags.writeable for a in params.values())
+
+
+def test_threads_share_a_closed_over_constant() -> None:
+    """Threads differentiating one closure at once: one borrows its constant, the others
+    copy it (its read-only flag is a borrower's), every gradient is exact, and the constant
+    is writeable once all calls have returned."""
+    c = np.linspace(0.1, 1.0, 5_000)
+    x = np.full(5_000, 0.5)
+    expected = np.cos(x) * c
+    loss = T.grad(lambda x: tnp.sum(tnp.sin(x) * c))
+    _in_threads(lambda: np.testing.assert_array_equal(loss(x), expected))
+    assert c.flags.writeable
