@@ -101,21 +101,34 @@ class VJPTrace(Trace[VJPTracer]):
         # traced (the lowest trace: bind has already refused any other trace's tracer). One
         # argument (then it is this trace's tracer: bind chose this trace for it), two with
         # one of them traced (a one-parent entry) and two traced ones with a rule for each
-        # take short paths; the general path below handles every other case.
+        # take short paths; the general path below handles every other case. The short
+        # paths call nothing with ``**params`` when there are none (arithmetic and the
+        # elementwise functions: the common case): an empty one still costs a dictionary
+        # and a slower call. Two operands with parameters take the general path.
         if len(args) == 1 and not primitive.multiple_results:
             rules: Any = _RULES.get(primitive)
             if type(rules) is tuple and rules:
                 tracer: Any = args[0]
                 x = tracer._primal
-                ans = (
-                    primitive.impl(x, **params) if self.level == 0 else primitive.bind(x, **params)
-                )
-                if rules[0] is None:
-                    return ans
+                maker = rules[0]
+                if params:
+                    ans = (
+                        primitive.impl(x, **params)
+                        if self.level == 0
+                        else primitive.bind(x, **params)
+                    )
+                    if maker is None:
+                        return ans
+                    pullback = maker(ans, x, **params)
+                else:
+                    ans = primitive.impl(x) if self.level == 0 else primitive.bind(x)
+                    if maker is None:
+                        return ans
+                    pullback = maker(ans, x)
                 tape = self.tape
-                tape.append((tracer.index, rules[0](ans, x, **params)))
+                tape.append((tracer.index, pullback))
                 return VJPTracer(self, ans, len(tape) - 1)
-        if len(args) == 2 and not primitive.multiple_results:
+        if len(args) == 2 and not params and not primitive.multiple_results:
             a: Any = args[0]
             b: Any = args[1]
             mine_a = type(a) is VJPTracer and a._trace is self
@@ -129,27 +142,20 @@ class VJPTrace(Trace[VJPTracer]):
                     else:
                         tracer, i, y = b, 1, b._primal
                         x = self.guard.protect(a) if isinstance(a, np.ndarray) else a
-                    if self.level == 0:
-                        ans = primitive.impl(x, y, **params)
-                    else:
-                        ans = primitive.bind(x, y, **params)
+                    ans = primitive.impl(x, y) if self.level == 0 else primitive.bind(x, y)
                     maker = rules[i]
                     if maker is None:
                         return ans
                     tape = self.tape
-                    tape.append((tracer.index, maker(ans, x, y, **params)))
+                    tape.append((tracer.index, maker(ans, x, y)))
                     return VJPTracer(self, ans, len(tape) - 1)
             elif mine_a:  # both traced (a backward pass under nesting: most binaries)
                 rules = _RULES.get(primitive)
                 if type(rules) is tuple and len(rules) == 2 and rules[0] and rules[1]:
                     x, y = a._primal, b._primal
-                    if self.level == 0:
-                        ans = primitive.impl(x, y, **params)
-                    else:
-                        ans = primitive.bind(x, y, **params)
+                    ans = primitive.impl(x, y) if self.level == 0 else primitive.bind(x, y)
                     tape = self.tape
-                    pair = (rules[0](ans, x, y, **params), rules[1](ans, x, y, **params))
-                    tape.append(((a.index, b.index), pair))
+                    tape.append(((a.index, b.index), (rules[0](ans, x, y), rules[1](ans, x, y))))
                     return VJPTracer(self, ans, len(tape) - 1)
         primals = list(args)
         owned: list[int] = []  # positions of this trace's tracers
@@ -223,9 +229,21 @@ class SharingVJPTrace(VJPTrace):
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
-        key = None if params or primitive.multiple_results else self._key(primitive, args)
-        if key is None:
+        if params or primitive.multiple_results:
             return VJPTrace.process_primitive(self, primitive, args, params)
+        key: tuple[object, ...]
+        if len(args) == 1:  # then it is this trace's tracer (bind chose this trace for it)
+            key = (primitive, args[0].index)  # type: ignore[attr-defined]
+        else:  # (built inline, not by a helper: this runs on every application)
+            parts: list[object] = [primitive]
+            for a in args:
+                if type(a) is VJPTracer and a._trace is self:
+                    parts.append(a.index)
+                elif type(a) in _NUMBERS and a:
+                    parts.append((type(a), a))
+                else:  # an operand that cannot name its value (an array): not shared
+                    return VJPTrace.process_primitive(self, primitive, args, params)
+            key = tuple(parts)
         shared = self.memo.get(key)
         if shared is not None:
             return VJPTracer(self, *shared)
@@ -233,18 +251,6 @@ class SharingVJPTrace(VJPTrace):
         if type(out) is VJPTracer and out._trace is self:  # recorded: a new entry
             self.memo[key] = (out._primal, out.index)
         return out
-
-    def _key(self, primitive: Primitive[Any], args: Sequence[object]) -> tuple[object, ...] | None:
-        """The application's key, or ``None`` if an operand cannot name its value (an array)."""
-        key: list[object] = [primitive]
-        for a in args:
-            if type(a) is VJPTracer and a._trace is self:
-                key.append(a.index)
-            elif type(a) in _NUMBERS and a:
-                key.append((type(a), a))
-            else:
-                return None
-        return tuple(key)
 
 
 class Slot:
