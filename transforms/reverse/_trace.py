@@ -259,12 +259,13 @@ class SharingVJPTrace(VJPTrace):
     only here: alone, a trace sees only what the user's code repeats, and with one trace
     above, grad of grad, the lookups cost more than they save: 4.5% of W5 at k=2) ``memo``
     maps an application without parameters — a primitive and its operands, this trace's
-    tracers by tape position and numbers by type and value — to the value and tape entry
-    it gave. Applying it again returns a tracer of that entry: the same value (primitives
-    are pure functions of their operands), and one entry whose cotangent gathers both
-    uses, pulled back once. The memo holds the shared values (not this trace's
-    tracers: no reference cycle) until the trace is dropped at the end of its ``vjp``; in
-    nested reverse mode the pullbacks hold most of them anyway.
+    tracers by tape position and numbers by type and value, in one order for a
+    commutative primitive (the makers above multiply in either order) — to the value and
+    tape entry it gave. Applying it again returns a tracer of that entry: the same value
+    (primitives are pure functions of their operands), and one entry whose cotangent
+    gathers both uses, pulled back once. The memo holds the shared values (not this
+    trace's tracers: no reference cycle) until the trace is dropped at the end of its
+    ``vjp``; in nested reverse mode the pullbacks hold most of them anyway.
     """
 
     __slots__ = ()  # the layout of VJPTrace: an instance's class is switched to this one
@@ -288,6 +289,11 @@ class SharingVJPTrace(VJPTrace):
                     parts.append((kind, a))
                 else:  # an operand that cannot name its value (an array): not shared
                     return VJPTrace.process_primitive(self, primitive, args, params)
+            if primitive.commutative:  # one order: this trace's tracers first, by position
+                first: Any = parts[1]
+                second: Any = parts[2]
+                if type(first) is tuple or (type(second) is int and second < first):
+                    parts[1], parts[2] = second, first
             key = tuple(parts)
         shared = self.memo.get(key)
         if shared is not None:
