@@ -56,6 +56,9 @@ class Primitive(Generic[OutT]):
         multiple_results: ``impl`` returns a tuple of arrays (``eigh``, ``svd``); its JVP
             rules return a tuple of tangents (``None`` for a zero one), its VJP pullbacks
             receive a tuple of cotangents, its batching rule returns a tuple of batch axes.
+        commutative: a binary operation whose two operands may be swapped with the same
+            result, to the bit (``add``, ``multiply``): an interpreter may then take
+            ``f(y, x)`` for an ``f(x, y)`` it has already computed.
         module: the module that defines it (by default the caller's): primitives of the
             library's own namespaces are the ones the rule-coverage test holds to account.
 
@@ -68,7 +71,15 @@ class Primitive(Generic[OutT]):
     or ``Primitive[tuple[Array, ...]]`` with ``multiple_results=True``.
     """
 
-    __slots__ = ("__weakref__", "differentiable", "impl", "module", "multiple_results", "name")
+    __slots__ = (
+        "__weakref__",
+        "commutative",
+        "differentiable",
+        "impl",
+        "module",
+        "multiple_results",
+        "name",
+    )
 
     @overload
     def __init__(
@@ -78,6 +89,7 @@ class Primitive(Generic[OutT]):
         *,
         differentiable: bool = True,
         multiple_results: Literal[False] = False,
+        commutative: bool = False,
         module: str | None = None,
     ) -> None: ...
     @overload
@@ -88,6 +100,7 @@ class Primitive(Generic[OutT]):
         *,
         differentiable: bool = True,
         multiple_results: Literal[True],
+        commutative: bool = False,
         module: str | None = None,
     ) -> None: ...
     def __init__(
@@ -97,12 +110,14 @@ class Primitive(Generic[OutT]):
         *,
         differentiable: bool = True,
         multiple_results: bool = False,
+        commutative: bool = False,
         module: str | None = None,
     ) -> None:
         self.impl: Callable[..., OutT] = impl
         self.name = name
         self.differentiable = differentiable
         self.multiple_results = multiple_results
+        self.commutative = commutative
         self.module = sys._getframe(1).f_globals.get("__name__", "") if module is None else module
         _REGISTRY.add(self)
 

@@ -99,7 +99,7 @@ def _same(ct: Any) -> Any:
     return ct
 
 
-add_p = Primitive("add", np.add)
+add_p = Primitive("add", np.add, commutative=True)
 defsparsity(add_p, sparsity_elementwise())
 defjvp(add_p, lambda t, ans, x, y: to_output(t, ans), lambda t, ans, x, y: to_output(t, ans))
 defvjp(
@@ -117,7 +117,7 @@ defvjp(
     lambda ans, x, y: _reverse(y, ans, lambda ct: -ct),
 )
 
-multiply_p = Primitive("multiply", np.multiply)
+multiply_p = Primitive("multiply", np.multiply, commutative=True)
 defsparsity(multiply_p, multiply_rule)
 defjvp(
     multiply_p,

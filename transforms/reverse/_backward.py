@@ -42,7 +42,12 @@ def backward(outputs: Sequence[tuple[int, Any]], n_inputs: int, tape: Sequence[E
             cts[parents] = contribution if held is None else held + contribution
             continue
         for parent, pullback in zip(parents, pullbacks, strict=True):
-            _accumulate(cts, parent, pullback(ct))
+            contribution = pullback(ct)
+            if type(contribution) is Slot:
+                _accumulate(cts, parent, contribution)
+                continue
+            held = cts[parent]  # (_accumulate's common case, inline: a call per parent)
+            cts[parent] = contribution if held is None else held + contribution
     return cts[:n_inputs]
 
 

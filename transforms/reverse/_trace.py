@@ -33,7 +33,14 @@ from transforms.core import (
 from ._protect import Guard
 from ._rules import _RULES, Pullback
 
-__all__ = ["Entry", "SharingVJPTrace", "Slot", "VJPTrace", "VJPTracer"]
+__all__ = [
+    "Entry",
+    "OuterVJPTracer",
+    "SharingVJPTrace",
+    "Slot",
+    "VJPTrace",
+    "VJPTracer",
+]
 
 Entry = tuple[int, Pullback] | tuple[tuple[int, ...], tuple[Pullback, ...]]
 """One recorded primitive application: its parent's tape position and pullback, or (with
@@ -59,6 +66,31 @@ class VJPTracer(PrimalTracer):
         self.index = index
 
 
+class OuterVJPTracer(VJPTracer):
+    """A tracer of a trace with another reverse trace above it, whose shape and dtype are
+    attributes, read off its primal when it is made.
+
+    The VJP makers of the trace above ask the shape and dtype of every operand and result
+    they see, which are these tracers: an attribute costs a tenth of the property (and the
+    property of a tracer whose primal is a tracer asks that one in turn, down to the
+    array). A top trace's tracers do not read them: most of them are never asked.
+    """
+
+    __slots__ = ("dtype", "shape")
+
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+
+    def __init__(self, trace: VJPTrace, primal: Any, index: int) -> None:
+        self._trace = trace
+        self._primal = primal
+        self.index = index
+        try:
+            self.shape, self.dtype = primal.shape, primal.dtype
+        except AttributeError:  # a Python scalar
+            self.shape, self.dtype = np.shape(primal), np.result_type(primal)
+
+
 class VJPTrace(Trace[VJPTracer]):
     """One live ``vjp``: records tape entries whose pullbacks are made by the VJP makers.
 
@@ -70,29 +102,33 @@ class VJPTrace(Trace[VJPTracer]):
     change them in between. Whoever owns the recorded graph calls ``guard.release()`` once
     no pullback can run any more.
 
-    Opening a trace turns every ``VJPTrace`` below it but the nearest into a
-    ``SharingVJPTrace`` (``memo`` is that one's).
+    Opening a trace makes every ``VJPTrace`` below it make ``OuterVJPTracer``s from then on
+    (``tracer_class``), and turns every one below the nearest into a ``SharingVJPTrace``
+    (``memo`` is that one's). A tracer is this trace's if it is a ``VJPTracer`` or an
+    ``OuterVJPTracer`` (by exact type: the cheapest test) whose trace is this one.
     """
 
-    __slots__ = ("guard", "memo", "tape")
+    __slots__ = ("guard", "memo", "tape", "tracer_class")
 
     def __init__(self, level: int, name: str = "vjp") -> None:
         super().__init__(level, name)
         self.guard = Guard()
         self.tape: list[Entry] = []
         self.memo: dict[tuple[Any, ...], tuple[Any, int]] = {}
+        self.tracer_class: type[VJPTracer] = VJPTracer
         # (this one is not pushed yet; the nearest reverse trace below has only it above)
         below = [t for t in current_traces() if isinstance(t, VJPTrace)]
+        for trace in below:
+            trace.tracer_class = OuterVJPTracer
         for trace in below[:-1]:
-            if type(trace) is VJPTrace:
-                trace.__class__ = SharingVJPTrace
+            trace.__class__ = SharingVJPTrace
 
     def input(self, value: Any) -> VJPTracer:
         """A new input of this trace (recorded before any primitive reads it)."""
         if isinstance(value, np.ndarray):
             value = self.guard.protect(value)
         self.tape.append(_INPUT)
-        return VJPTracer(self, value, len(self.tape) - 1)
+        return self.tracer_class(self, value, len(self.tape) - 1)
 
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
@@ -101,25 +137,42 @@ class VJPTrace(Trace[VJPTracer]):
         # traced (the lowest trace: bind has already refused any other trace's tracer). One
         # argument (then it is this trace's tracer: bind chose this trace for it), two with
         # one of them traced (a one-parent entry) and two traced ones with a rule for each
-        # take short paths; the general path below handles every other case.
-        if len(args) == 1 and not primitive.multiple_results:
+        # take short paths; the general path below handles every other case. The short
+        # paths call nothing with ``**params`` when there are none (arithmetic and the
+        # elementwise functions: the common case): an empty one still costs a dictionary
+        # and a slower call. Two operands with parameters take the general path.
+        n = len(args)
+        if n == 1 and not primitive.multiple_results:
             rules: Any = _RULES.get(primitive)
             if type(rules) is tuple and rules:
                 tracer: Any = args[0]
                 x = tracer._primal
-                ans = (
-                    primitive.impl(x, **params) if self.level == 0 else primitive.bind(x, **params)
-                )
-                if rules[0] is None:
-                    return ans
+                maker = rules[0]
+                if params:
+                    ans = (
+                        primitive.impl(x, **params)
+                        if self.level == 0
+                        else primitive.bind(x, **params)
+                    )
+                    if maker is None:
+                        return ans
+                    pullback = maker(ans, x, **params)
+                else:
+                    ans = primitive.impl(x) if self.level == 0 else primitive.bind(x)
+                    if maker is None:
+                        return ans
+                    pullback = maker(ans, x)
                 tape = self.tape
-                tape.append((tracer.index, rules[0](ans, x, **params)))
-                return VJPTracer(self, ans, len(tape) - 1)
-        if len(args) == 2 and not primitive.multiple_results:
+                tape.append((tracer.index, pullback))
+                tracer_class = self.tracer_class  # (a call of self.tracer_class(...) costs more)
+                return tracer_class(self, ans, len(tape) - 1)
+        if n == 2 and not params and not primitive.multiple_results:
             a: Any = args[0]
             b: Any = args[1]
-            mine_a = type(a) is VJPTracer and a._trace is self
-            mine_b = type(b) is VJPTracer and b._trace is self
+            kind = type(a)
+            mine_a = (kind is VJPTracer or kind is OuterVJPTracer) and a._trace is self
+            kind = type(b)
+            mine_b = (kind is VJPTracer or kind is OuterVJPTracer) and b._trace is self
             if mine_a != mine_b:  # one traced operand of two (first: the commonest)
                 rules = _RULES.get(primitive)
                 if type(rules) is tuple and len(rules) == 2:
@@ -129,33 +182,29 @@ class VJPTrace(Trace[VJPTracer]):
                     else:
                         tracer, i, y = b, 1, b._primal
                         x = self.guard.protect(a) if isinstance(a, np.ndarray) else a
-                    if self.level == 0:
-                        ans = primitive.impl(x, y, **params)
-                    else:
-                        ans = primitive.bind(x, y, **params)
+                    ans = primitive.impl(x, y) if self.level == 0 else primitive.bind(x, y)
                     maker = rules[i]
                     if maker is None:
                         return ans
                     tape = self.tape
-                    tape.append((tracer.index, maker(ans, x, y, **params)))
-                    return VJPTracer(self, ans, len(tape) - 1)
+                    tape.append((tracer.index, maker(ans, x, y)))
+                    tracer_class = self.tracer_class
+                    return tracer_class(self, ans, len(tape) - 1)
             elif mine_a:  # both traced (a backward pass under nesting: most binaries)
                 rules = _RULES.get(primitive)
                 if type(rules) is tuple and len(rules) == 2 and rules[0] and rules[1]:
                     x, y = a._primal, b._primal
-                    if self.level == 0:
-                        ans = primitive.impl(x, y, **params)
-                    else:
-                        ans = primitive.bind(x, y, **params)
+                    ans = primitive.impl(x, y) if self.level == 0 else primitive.bind(x, y)
                     tape = self.tape
-                    pair = (rules[0](ans, x, y, **params), rules[1](ans, x, y, **params))
-                    tape.append(((a.index, b.index), pair))
-                    return VJPTracer(self, ans, len(tape) - 1)
+                    tape.append(((a.index, b.index), (rules[0](ans, x, y), rules[1](ans, x, y))))
+                    tracer_class = self.tracer_class
+                    return tracer_class(self, ans, len(tape) - 1)
         primals = list(args)
         owned: list[int] = []  # positions of this trace's tracers
         i = 0
         for a in args:
-            if type(a) is VJPTracer and a._trace is self:
+            kind = type(a)
+            if (kind is VJPTracer or kind is OuterVJPTracer) and a._trace is self:
                 primals[i] = a._primal
                 owned.append(i)
             elif isinstance(a, np.ndarray):
@@ -188,13 +237,13 @@ class VJPTrace(Trace[VJPTracer]):
         tape = self.tape
         if not primitive.multiple_results:
             tape.append((tuple(parents), tuple(pullbacks)))
-            return VJPTracer(self, ans, len(tape) - 1)
+            return self.tracer_class(self, ans, len(tape) - 1)
         # One entry for the primitive, whose cotangent is a tuple; each output points to it
         # through a projection that places its own cotangent in its slot.
         tape.append((tuple(parents), tuple(_with_zeros(pullback, ans) for pullback in pullbacks)))
         main, n = len(tape) - 1, len(ans)
         tape.extend(((main,), (_projection(k, n),)) for k in range(n))
-        return tuple(VJPTracer(self, a, main + 1 + k) for k, a in enumerate(ans))
+        return tuple(self.tracer_class(self, a, main + 1 + k) for k, a in enumerate(ans))
 
 
 # The constants that may name an application in ``SharingVJPTrace.memo``: immutable numbers,
@@ -210,12 +259,13 @@ class SharingVJPTrace(VJPTrace):
     only here: alone, a trace sees only what the user's code repeats, and with one trace
     above, grad of grad, the lookups cost more than they save: 4.5% of W5 at k=2) ``memo``
     maps an application without parameters — a primitive and its operands, this trace's
-    tracers by tape position and numbers by type and value — to the value and tape entry it
-    gave. Applying it again returns a tracer of that entry: the same value (primitives are
-    pure functions of their operands), and one entry whose cotangent gathers both uses,
-    pulled back once. The memo holds the shared values (not this trace's tracers: no
-    reference cycle) until the trace is dropped at the end of its ``vjp``; in nested reverse
-    mode the pullbacks hold most of them anyway.
+    tracers by tape position and numbers by type and value, in one order for a
+    commutative primitive (the makers above multiply in either order) — to the value and
+    tape entry it gave. Applying it again returns a tracer of that entry: the same value
+    (primitives are pure functions of their operands), and one entry whose cotangent
+    gathers both uses, pulled back once. The memo holds the shared values (not this
+    trace's tracers: no reference cycle) until the trace is dropped at the end of its
+    ``vjp``; in nested reverse mode the pullbacks hold most of them anyway.
     """
 
     __slots__ = ()  # the layout of VJPTrace: an instance's class is switched to this one
@@ -223,28 +273,35 @@ class SharingVJPTrace(VJPTrace):
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
-        key = None if params or primitive.multiple_results else self._key(primitive, args)
-        if key is None:
+        if params or primitive.multiple_results:
             return VJPTrace.process_primitive(self, primitive, args, params)
+        key: tuple[object, ...]
+        if len(args) == 1:  # then it is this trace's tracer (bind chose this trace for it)
+            key = (primitive, args[0].index)  # type: ignore[attr-defined]
+        else:  # (built inline, not by a helper: this runs on every application)
+            parts: list[object] = [primitive]
+            a: Any
+            for a in args:
+                kind = type(a)
+                if (kind is VJPTracer or kind is OuterVJPTracer) and a._trace is self:
+                    parts.append(a.index)
+                elif kind in _NUMBERS and a:
+                    parts.append((kind, a))
+                else:  # an operand that cannot name its value (an array): not shared
+                    return VJPTrace.process_primitive(self, primitive, args, params)
+            if primitive.commutative:  # one order: this trace's tracers first, by position
+                first: Any = parts[1]
+                second: Any = parts[2]
+                if type(first) is tuple or (type(second) is int and second < first):
+                    parts[1], parts[2] = second, first
+            key = tuple(parts)
         shared = self.memo.get(key)
         if shared is not None:
-            return VJPTracer(self, *shared)
+            return OuterVJPTracer(self, *shared)
         out = VJPTrace.process_primitive(self, primitive, args, params)
-        if type(out) is VJPTracer and out._trace is self:  # recorded: a new entry
+        if type(out) is OuterVJPTracer and out._trace is self:  # recorded: a new entry
             self.memo[key] = (out._primal, out.index)
         return out
-
-    def _key(self, primitive: Primitive[Any], args: Sequence[object]) -> tuple[object, ...] | None:
-        """The application's key, or ``None`` if an operand cannot name its value (an array)."""
-        key: list[object] = [primitive]
-        for a in args:
-            if type(a) is VJPTracer and a._trace is self:
-                key.append(a.index)
-            elif type(a) in _NUMBERS and a:
-                key.append((type(a), a))
-            else:
-                return None
-        return tuple(key)
 
 
 class Slot:
