@@ -108,24 +108,28 @@ def _stack(x: Any, terms: Sequence[Any], i: int) -> Any:
     """Derivative-convention terms of primal ``i`` as one stack of normalised coefficients."""
     if not terms:
         return None
-    shape, dtype = tuple(x.shape), _dtype(x)
+    shape, dtype = x.shape, _dtype(x)
     checked = []
+    plain = True  # no tracer among the terms
     for k, t in enumerate(terms):
-        t = np.asarray(t, dtype=dtype) if isinstance(t, (int, float, complex)) else t
-        t = _as_array(t, f"term {k} of series {i}")
-        if tuple(t.shape) != shape:
+        if type(t) is not np.ndarray:
+            t = np.asarray(t, dtype=dtype) if isinstance(t, (int, float, complex)) else t
+            t = _as_array(t, f"term {k} of series {i}")
+            plain = plain and not isinstance(t, Tracer)
+        if t.shape != shape:
             raise ValueError(
                 f"jet: term {k} of series {i} has shape {tuple(t.shape)} but its primal has "
                 f"shape {shape}; they must match"
             )
-        if _dtype(t) != dtype:
+        if t.dtype != dtype:
             raise TypeError(
                 f"jet: term {k} of series {i} has dtype {_dtype(t)} but its primal has dtype "
                 f"{dtype}; they must match (cast the term with .astype)"
             )
         checked.append(t)
-    plain = not any(isinstance(t, Tracer) for t in checked)
-    stack = np.stack(checked) if plain else array_ops["stack"](checked)
+    # np.array, not np.stack: the terms are checked alike, and np.stack's Python wrapper
+    # costs more than the rest of a small jet's boundary
+    stack = np.array(checked, dtype=dtype) if plain else array_ops["stack"](checked)
     return stack / _factorials(len(terms), len(shape), dtype)
 
 
