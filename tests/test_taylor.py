@@ -363,6 +363,42 @@ def test_multiply_broadcasts_series_of_any_rank(f: Callable[..., Any], shapes: A
     _check_paths(f, xs, 5)
 
 
+@pytest.mark.parametrize(
+    ("f", "shapes"),
+    [
+        (lambda x, y: x + y, ((2, 1), (3,))),
+        (lambda x, y: x - y, ((), (2, 3))),
+        (lambda x: x + _C21, ((3,),)),
+        (lambda x: _C21 - x, ((3,),)),
+        (lambda x: -x, ((2, 3),)),
+        (lambda x: -x, ((),)),
+        (lambda x: x / _C21, ((3,),)),
+        (lambda x: x / 4, ((),)),
+        (lambda x, y: tnp.where(_C21 > 0, x, y), ((3,), ())),
+        (lambda x: tnp.real(x * (1 + 2j)) + tnp.imag(tnp.conj(x * 1j)), ((2,),)),
+    ],
+    ids=[
+        "2x1+3",
+        "0d-2x3",
+        "3+const",
+        "const-3",
+        "neg",
+        "neg0d",
+        "3/const",
+        "0d/4",
+        "where",
+        "re-im",
+    ],
+)
+def test_elementwise_linear_maps_broadcast_series_of_any_rank(
+    f: Callable[..., Any], shapes: Any
+) -> None:
+    """The linear elementwise rules on plain stacks (NumPy broadcasting the stacks given
+    their primal's rank) against the batching rules' path and the reference."""
+    xs = tuple(np.random.default_rng(4).uniform(-1, 1, s) for s in shapes)
+    _check_paths(f, xs, 4)
+
+
 @pytest.mark.parametrize("x0", [0.0, -1.3, 0.6])
 def test_integer_powers_match_the_closed_form(x0: float) -> None:
     """``(x0 + t)**n`` has k-th derivative ``n!/(n-k)! x0**(n-k)``: exactly 0 for k > n."""

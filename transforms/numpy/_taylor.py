@@ -61,7 +61,10 @@ def _dtype(x: Any) -> Any:
 
 def _plain(*xs: Any) -> bool:
     """No tracer among ``xs``: the rule may run NumPy itself (the eager hot path)."""
-    return not any(isinstance(x, Tracer) for x in xs)
+    for x in xs:  # (a loop, not any() of a generator: this runs in most rule applications)
+        if isinstance(x, Tracer):
+            return False
+    return True
 
 
 def _with_primal(x: Any, terms: Any) -> Any:
@@ -195,13 +198,32 @@ def _batched(primitive: Primitive, values: list[Any], dims: list[int | None], pa
     return to_front(out, dim)
 
 
-def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False) -> Any:
+def _broadcast(
+    primitive: Primitive, values: list[Any], dims: list[int | None], ans: Any, params: Any
+) -> Any:
+    """``_batched`` for an elementwise primitive: on plain values, NumPy itself broadcasts
+    the stacks (given their primal's rank) against the unstacked values."""
+    if not _plain(*values):
+        return _batched(primitive, values, dims, params)
+    if len(values) == 1:
+        return primitive.impl(values[0], **params)
+    rank = len(shape_of(ans))
+    operands = [v if d is None else _ranked(v, rank) for v, d in zip(values, dims, strict=True)]
+    return primitive.impl(*operands, **params)
+
+
+def linear(
+    primitive: Primitive, static: Callable[[int], bool] = lambda i: False, elementwise: bool = False
+) -> Any:
     """The rule of a primitive linear in its operands (those for which ``static(i)`` is
-    false; static ones, conditions and index arrays, carry no series)."""
+    false; static ones, conditions and index arrays, carry no series); ``elementwise``
+    for one that broadcasts its operands (see ``_broadcast``)."""
 
     def rule(
         order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /, **params: Any
     ) -> Any:
+        if elementwise and len(series) == 1:  # (negative, conjugate, real, imag)
+            return _broadcast(primitive, [series[0]], [0], ans, params)
         values: list[Any] = []
         dims: list[int | None] = []
         # the zeros of a constant have the result's dtype (a 0-d int64 array would promote)
@@ -218,6 +240,8 @@ def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False
             else:  # a constant operand of a linear map contributes nothing to the terms
                 values.append(np.zeros(shape_of(p), dtype=dtype))
                 dims.append(None)
+        if elementwise:
+            return _broadcast(primitive, values, dims, ans, params)
         return _batched(primitive, values, dims, params)
 
     return rule
@@ -296,7 +320,7 @@ def _divide(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any,
     """``q = a / b``: ``q_k = (a_k - sum_{j=1..k} b_j q_{k-j}) / b0``."""
     (_, b), (sa, sb) = primals, series
     if sb is None:
-        return _batched(ar.divide_p, [sa, b], [0, None], {})
+        return _broadcast(ar.divide_p, [sa, b], [0, None], ans, {})
     layout = _layout(ans, (sa, sb), divisor=b)
     b, bs = _value(b, layout), _rows(sb, layout)
     xs = None if sa is None else _rows(sa, layout)
@@ -473,8 +497,20 @@ ODE: tuple[Primitive[Any], ...] = (
     _linalg.svdvals_p,
 )
 
+_ELEMENTWISE_LINEAR = frozenset(
+    (
+        ar.add_p,
+        ar.subtract_p,
+        ar.negative_p,
+        _elementwise.conjugate_p,
+        _elementwise.real_p,
+        _elementwise.imag_p,
+        sh.where_p,
+    )
+)
+
 for _p, _static in LINEAR.items():
-    deftaylor(_p, linear(_p, _static))
+    deftaylor(_p, linear(_p, _static, _p in _ELEMENTWISE_LINEAR))
 deftaylor(ar.multiply_p, _multiply)
 for _p in (_products.matmul_p, _convolution.convolve_p):
     deftaylor(_p, bilinear(_p))
