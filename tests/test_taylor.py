@@ -454,6 +454,18 @@ def test_recurrences_on_plain_arrays(
         np.testing.assert_allclose(t, p, rtol=1e-13, atol=1e-14, err_msg=f"order {k + 1}")
 
 
+@pytest.mark.parametrize("f", [tnp.sin, tnp.cos])
+def test_zero_d_sin_cos_are_the_real_recurrences_to_the_bit(f: Callable[[Any], Any]) -> None:
+    """Real 0-d terms run sin/cos as the series of e^{ix} (complex numbers): exactly the
+    operations of the two real recurrences, so the terms equal the traced path's bits."""
+    rng = np.random.default_rng(5)
+    x = np.array(0.9)
+    series = [[rng.uniform(-1, 1, ()) for _ in range(7)]]
+    plain = T.jet(f, (x,), series)[1]
+    traced = _traced_terms(f, (x,), series)
+    np.testing.assert_array_equal(np.array(plain), np.array(traced))
+
+
 @pytest.mark.parametrize("f", _RECURRENCES, ids=_RECURRENCE_IDS)
 @pytest.mark.parametrize("shape", [(2, 3), ()], ids=["2x3", "0d"])
 def test_recurrences_in_float32(f: Callable[[Any], Any], shape: tuple[int, ...]) -> None:
