@@ -189,6 +189,23 @@ def _orders(order: int, ndim: int, dtype: Any) -> np.ndarray[Any, Any]:
     return w
 
 
+def _times_orders(stack: Any, order: int, layout: str) -> Any:
+    """The weights ``j x_j`` (``j = 1..order``) of a convolution, as the layout holds them.
+
+    Numbers stop at the last non-zero one (at least one is kept): a product by an exact
+    zero adds nothing to a term, and the input of a scalar function's first operations is
+    a polynomial in ``t`` (``derivatives``' seed ``[1, 0, ..., 0]``, ``x**2``), whose
+    convolutions are then shorter. (A later term that overflowed to ``inf`` times such a
+    zero would have made a ``nan``; it stays ``inf``.)
+    """
+    if layout is _NUMBERS:
+        xs = stack.tolist()
+        while len(xs) > 1 and not xs[-1]:
+            xs.pop()
+        return list(map(mul, xs, range(1, order + 1)))
+    return _rows(stack * _orders(order, len(shape_of(stack)) - 1, _dtype(stack)), layout)
+
+
 def _batched(primitive: Primitive, values: list[Any], dims: list[int | None], params: Any) -> Any:
     rule = batch_rule(primitive)
     assert rule is not None
@@ -285,7 +302,7 @@ def _elementwise_product(order: int, a: Any, sa: Any, b: Any, sb: Any, ans: Any)
         return a * _ranked(sb, rank)
     left, right, _, starts = _pairs(order, _dtype(ans))
     full_a = _ranked(_with_primal(a, sa), rank)
-    full_b = _ranked(_with_primal(b, sb), rank)
+    full_b = full_a if a is b and sa is sb else _ranked(_with_primal(b, sb), rank)  # (x * x)
     return np.add.reduceat(full_a[left] * full_b[right], starts, axis=0)
 
 
@@ -344,22 +361,22 @@ def _small_integer(y: Any) -> int | None:
 
 
 def _integer_power(order: int, x: Any, sx: Any, n: int) -> Any:
-    """The series of ``x**n`` (``n >= 1``) by repeated squaring of ``(primal, series)``
-    pairs through ``multiply``'s Cauchy product: exact (``0**n`` has exact zero terms)."""
-
-    def product(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
-        ab = ar.multiply(a[0], b[0])
-        return ab, _multiply(order, [a[0], b[0]], [a[1], b[1]], ab)
-
-    result, base = None, (x, sx)
-    while n:
-        if n & 1:
-            result = base if result is None else product(result, base)
-        n >>= 1
-        if n:
-            base = product(base, base)
-    assert result is not None
-    return result[1]
+    """The series of ``x**n`` (``n >= 1``) by square-and-multiply from the leading bit,
+    through ``multiply``'s Cauchy product: exact (``0**n`` has exact zero terms). A
+    product's series needs its factors' values, not its own: the last product's value is
+    not computed (``x`` stands in for its shape and dtype)."""
+    steps = []  # per bit after the leading one: square, then times x if the bit is set
+    for bit in bin(n)[3:]:
+        steps.append(True)
+        if bit == "1":
+            steps.append(False)
+    value, terms = x, sx
+    for i, square in enumerate(steps, 1):
+        other, other_terms = (value, terms) if square else (x, sx)
+        product = x if i == len(steps) else ar.multiply(value, other)
+        terms = _multiply(order, [value, other], [terms, other_terms], product)
+        value = product
+    return terms
 
 
 def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
@@ -377,7 +394,7 @@ def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, 
 def _power_series(order: int, x: Any, sx: Any, a: Any, ans: Any) -> Any:
     """``x**a`` for a constant ``a``: ``k x0 y_k = sum_{j=1..k} ((a+1) j - k) x_j y_{k-j}``."""
     layout = _layout(ans, (sx,), (a,), divisor=x)
-    jx = _rows(sx * _orders(order, len(shape_of(sx)) - 1, _dtype(sx)), layout)  # j x_j
+    jx = _times_orders(sx, order, layout)  # j x_j
     xs, x, a = _rows(sx, layout), _value(x, layout), _value(a, layout)
     ys = _start(order, ans, layout)
     for k in range(1, order + 1):
@@ -394,7 +411,7 @@ def _exp(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /)
     """``y' = y x'``: ``k y_k = sum_{j=1..k} j x_j y_{k-j}``."""
     s = series[0]
     layout = _layout(ans, (s,))
-    jx = _rows(s * _orders(order, len(shape_of(s)) - 1, _dtype(s)), layout)
+    jx = _times_orders(s, order, layout)
     ys = _start(order, ans, layout)
     for k in range(1, order + 1):
         _store(ys, k, _convolve(jx, ys, k) / k)
@@ -420,7 +437,7 @@ def _sin_cos(order: int, s: Any, sin0: Any, cos0: Any) -> tuple[Any, Any, str]:
     ``k c_k = -sum_{j=1..k} j x_j s_{k-j}``, both series as ``_start`` holds them, and
     their layout."""
     layout = _layout(sin0, (s,), (cos0,))
-    jx = _rows(s * _orders(order, len(shape_of(s)) - 1, _dtype(s)), layout)
+    jx = _times_orders(s, order, layout)
     if layout is _NUMBERS and sin0.dtype.kind == "f":
         # Real numbers: both at once, as the series of e^{ix} = cos x + i sin x, from
         # k z_k = i sum_{j=1..k} j x_j z_{k-j}: half the operations. Python's complex
