@@ -363,6 +363,42 @@ def test_multiply_broadcasts_series_of_any_rank(f: Callable[..., Any], shapes: A
     _check_paths(f, xs, 5)
 
 
+@pytest.mark.parametrize(
+    ("f", "shapes"),
+    [
+        (lambda x, y: x + y, ((2, 1), (3,))),
+        (lambda x, y: x - y, ((), (2, 3))),
+        (lambda x: x + _C21, ((3,),)),
+        (lambda x: _C21 - x, ((3,),)),
+        (lambda x: -x, ((2, 3),)),
+        (lambda x: -x, ((),)),
+        (lambda x: x / _C21, ((3,),)),
+        (lambda x: x / 4, ((),)),
+        (lambda x, y: tnp.where(_C21 > 0, x, y), ((3,), ())),
+        (lambda x: tnp.real(x * (1 + 2j)) + tnp.imag(tnp.conj(x * 1j)), ((2,),)),
+    ],
+    ids=[
+        "2x1+3",
+        "0d-2x3",
+        "3+const",
+        "const-3",
+        "neg",
+        "neg0d",
+        "3/const",
+        "0d/4",
+        "where",
+        "re-im",
+    ],
+)
+def test_elementwise_linear_maps_broadcast_series_of_any_rank(
+    f: Callable[..., Any], shapes: Any
+) -> None:
+    """The linear elementwise rules on plain stacks (NumPy broadcasting the stacks given
+    their primal's rank) against the batching rules' path and the reference."""
+    xs = tuple(np.random.default_rng(4).uniform(-1, 1, s) for s in shapes)
+    _check_paths(f, xs, 4)
+
+
 @pytest.mark.parametrize("x0", [0.0, -1.3, 0.6])
 def test_integer_powers_match_the_closed_form(x0: float) -> None:
     """``(x0 + t)**n`` has k-th derivative ``n!/(n-k)! x0**(n-k)``: exactly 0 for k > n."""
@@ -376,12 +412,30 @@ def test_integer_powers_match_the_closed_form(x0: float) -> None:
     _check_paths(lambda x: x**5, (np.array([0.3, -0.8]),), 6)
 
 
-@pytest.mark.parametrize("f", [tnp.sin, tnp.cos, tnp.exp, tnp.log, lambda x: tnp.sin(x) * x**3])
+_RECURRENCES = [
+    tnp.sin,
+    tnp.cos,
+    tnp.exp,
+    tnp.log,
+    tnp.sqrt,
+    lambda x: x**2.5,
+    lambda x: 1 / x,
+    lambda x: tnp.sin(x) * x**3,
+    lambda x: tnp.exp(-(x**2) / 4) / (1 + x),
+]
+_RECURRENCE_IDS = ["sin", "cos", "exp", "log", "sqrt", "pow2.5", "recip", "sin*cube", "bump/(1+x)"]
+
+
+@pytest.mark.parametrize("f", _RECURRENCES, ids=_RECURRENCE_IDS)
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
-def test_recurrences_on_plain_arrays(f: Callable[[Any], Any], dtype: Any) -> None:
-    """sin/cos's joint recurrence and the plain convolution (real and complex weights)."""
+@pytest.mark.parametrize("shape", [(2, 3), ()], ids=["2x3", "0d"])
+def test_recurrences_on_plain_arrays(
+    f: Callable[[Any], Any], dtype: Any, shape: tuple[int, ...]
+) -> None:
+    """The recurrences on plain stacks (n-d: NumPy per order; 0-d: Python numbers) against
+    the general path (traced terms) and nested jvp, real and complex."""
     rng = np.random.default_rng(2)
-    x = (rng.uniform(0.2, 1.5, (2, 3)) + (0.5j if dtype is np.complex128 else 0)).astype(dtype)
+    x = (rng.uniform(0.2, 1.5, shape) + (0.5j if dtype is np.complex128 else 0)).astype(dtype)
     order = 6
     series = [
         [
@@ -398,3 +452,58 @@ def test_recurrences_on_plain_arrays(f: Callable[[Any], Any], dtype: Any) -> Non
         assert p.dtype == dtype and p.shape == x.shape
         np.testing.assert_allclose(p, e, rtol=1e-10, atol=1e-12, err_msg=f"order {k + 1}")
         np.testing.assert_allclose(t, p, rtol=1e-13, atol=1e-14, err_msg=f"order {k + 1}")
+
+
+@pytest.mark.parametrize("f", [tnp.sin, tnp.cos])
+def test_zero_d_sin_cos_are_the_real_recurrences_to_the_bit(f: Callable[[Any], Any]) -> None:
+    """Real 0-d terms run sin/cos as the series of e^{ix} (complex numbers): exactly the
+    operations of the two real recurrences, so the terms equal the traced path's bits."""
+    rng = np.random.default_rng(5)
+    x = np.array(0.9)
+    series = [[rng.uniform(-1, 1, ()) for _ in range(7)]]
+    plain = T.jet(f, (x,), series)[1]
+    traced = _traced_terms(f, (x,), series)
+    np.testing.assert_array_equal(np.array(plain), np.array(traced))
+
+
+@pytest.mark.parametrize("f", _RECURRENCES, ids=_RECURRENCE_IDS)
+@pytest.mark.parametrize("shape", [(2, 3), ()], ids=["2x3", "0d"])
+def test_recurrences_in_float32(f: Callable[[Any], Any], shape: tuple[int, ...]) -> None:
+    """float32 in, float32 out, the float64 values to float32's precision (0-d terms recur
+    in double precision, n-d ones in float32)."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.2, 1.5, shape)
+    series = [rng.uniform(-1, 1, shape) for _ in range(6)]
+    y, ys = T.jet(f, (x.astype(np.float32),), ([s.astype(np.float32) for s in series],))
+    ys64 = T.jet(f, (x,), (series,))[1]
+    assert y.dtype == np.float32 and all(v.dtype == np.float32 and v.shape == shape for v in ys)
+    for k, (v, e) in enumerate(zip(ys, ys64, strict=True)):
+        scale = max(1.0, float(np.max(np.abs(e))))
+        np.testing.assert_allclose(v, e, rtol=1e-4, atol=1e-5 * scale, err_msg=f"order {k + 1}")
+
+
+@pytest.mark.parametrize(
+    "f", [tnp.log, tnp.sqrt, lambda x: x**2.5, lambda x: 1 / x, lambda x: x / x]
+)
+def test_recurrences_at_a_zero_divisor(f: Callable[[Any], Any]) -> None:
+    """At 0, a 0-d series has NumPy's infs and nans (no Python ZeroDivisionError), those of
+    the same point in an n-d array."""
+    seed = [1.0, 0.5, 0.0, 0.0]
+    with np.errstate(all="ignore"):
+        scalar = T.jet(f, (0.0,), (seed,))[1]
+        array = T.jet(f, (np.zeros(2),), ([np.full(2, v) for v in seed],))[1]
+    for k, (s, a) in enumerate(zip(scalar, array, strict=True)):
+        np.testing.assert_array_equal(s, a[0], err_msg=f"order {k + 1}")
+
+
+def test_zero_d_recurrences_under_grad_and_around_jvp() -> None:
+    """A 0-d jet inside grad (its terms traced) and around jvp, against nested grad."""
+    bump = lambda x: tnp.sin(x) * tnp.exp(-(x**2) / 4) / (1 + x)
+    g2 = T.grad(T.grad(bump))
+    g3 = T.grad(g2)
+    g4 = T.grad(g3)
+    third = lambda x: T.jet(bump, (x,), ([1.0, 0.0, 0.0],))[1][2]
+    np.testing.assert_allclose(T.grad(third)(0.7), g4(0.7), rtol=1e-11)
+    first = lambda x: T.jvp(bump, (x,), (1.0,))[1]
+    ys = T.jet(first, (0.7,), ([1.0, 0.0, 0.0],))[1]
+    np.testing.assert_allclose([float(v) for v in ys], [g2(0.7), g3(0.7), g4(0.7)], rtol=1e-11)

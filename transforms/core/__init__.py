@@ -6,6 +6,7 @@ from ._interpreters import interpreters as interpreters
 from ._interpreters import register_interpreter as register_interpreter
 from ._primitive import Primitive as Primitive
 from ._primitive import all_primitives as all_primitives
+from ._primitive import no_scalars as no_scalars
 from ._primitive import unary_function as unary_function
 from ._quiet import quiet as quiet
 from ._stack import current_traces as current_traces
@@ -55,6 +56,7 @@ __all__ = [
     "concrete",
     "current_traces",
     "new_trace",
+    "no_scalars",
     "number_primitives",
     "operators",
     "quiet",

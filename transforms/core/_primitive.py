@@ -38,7 +38,7 @@ else:
 
     OutT = TypeVar("OutT")  # the default exists for checkers only (typing has it from 3.13)
 
-__all__ = ["Primitive", "all_primitives", "unary_function"]
+__all__ = ["Primitive", "all_primitives", "no_scalars", "unary_function"]
 
 _REGISTRY: weakref.WeakSet[Primitive[Any]] = weakref.WeakSet()
 
@@ -135,7 +135,7 @@ class Primitive(Generic[OutT]):
                 _refuse_hidden_tracers(self, args)
         if top is None:  # nothing is traced
             out = self.impl(*args, **params)
-            return out if type(out) is np.ndarray else _no_scalars(out)
+            return out if type(out) is np.ndarray else no_scalars(out)
         if not top.alive:
             top = find_top_trace(self, args)  # raises EscapedTracerError
         # The interpreters' results are typed ``object``: the primitive's type says what.
@@ -166,17 +166,18 @@ def unary_function(
         if type(x) in _CONTAINERS:
             return primitive.bind(convert(x))
         out = impl(x)
-        return out if type(out) is np.ndarray else _no_scalars(out)
+        return out if type(out) is np.ndarray else no_scalars(out)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
 
 
-def _no_scalars(out: Any) -> Any:
+def no_scalars(out: Any) -> Any:
     """A NumPy scalar result (``np.sum`` of an array, ``np.sin`` of a 0-d array) as a 0-d
     array, alone or in a multiple-results tuple: what a primitive returns is an ``Array``,
-    untraced as under a transform (``bind`` calls this only for a result not an ndarray)."""
+    untraced as under a transform (``bind``, and an interpreter calling ``impl`` itself, call
+    this only for a result not an ndarray)."""
     if isinstance(out, np.generic):
         return np.asarray(out)
     if type(out) is tuple:

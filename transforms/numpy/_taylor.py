@@ -19,7 +19,8 @@ and every other differentiable primitive takes ``ode_rule``, derived from its JV
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, reduce
+from operator import add, mul
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,10 @@ def _dtype(x: Any) -> Any:
 
 def _plain(*xs: Any) -> bool:
     """No tracer among ``xs``: the rule may run NumPy itself (the eager hot path)."""
-    return not any(isinstance(x, Tracer) for x in xs)
+    for x in xs:  # (a loop, not any() of a generator: this runs in most rule applications)
+        if isinstance(x, Tracer):
+            return False
+    return True
 
 
 def _with_primal(x: Any, terms: Any) -> Any:
@@ -70,27 +74,80 @@ def _with_primal(x: Any, terms: Any) -> Any:
     return sh.concatenate([sh.reshape(x, (1, *shape_of(x))), terms], 0)
 
 
-def _stack(terms: list[Any]) -> Any:
-    return np.stack(terms) if _plain(*terms) else sh.stack(terms)
+# ---- how a recurrence holds its terms ---------------------------------------------------------
+#
+# A recurrence computes its result's terms one order at a time, each from the earlier ones
+# (``_convolve``). ``_layout`` picks, once per application, how the terms are held:
+#
+# - ``_ARRAY``: plain arrays, stacked ``(K + 1, *shape)``: one NumPy call per order covers
+#   every element;
+# - ``_NUMBERS``: a plain stack of 0-d terms (a scalar function's derivatives) as a list of
+#   Python numbers: a NumPy call on a 0-d array costs as much as tens of float operations,
+#   and a recurrence is O(K^2) operations on single numbers. float32 and complex64 terms are
+#   computed in double precision and rounded once, at the end;
+# - ``_TERMS``: traced values (a jet under ``grad`` or ``vmap``) as a list of terms, the same
+#   code as ``_NUMBERS``: its operations are the differentiable ones of the tracers.
+
+_ARRAY, _NUMBERS, _TERMS = "array", "numbers", "terms"
+
+_NUMBER_DTYPES = frozenset(np.dtype(c) for c in "fdFD")  # what Python numbers hold exactly
 
 
-def _convolve(w: Any, ys: Any, k: int) -> Any:
-    """``sum_{j=1..k} w[j-1] * ys[k-j]``: ``ys`` a list, or an array holding rows 0..k-1."""
-    if isinstance(ys, np.ndarray) and isinstance(w, np.ndarray):
-        if w.dtype.kind != "c":  # vecdot conjugates its first operand: a real one is itself
-            # (NumPy's stubs do not know a gufunc's ``axis`` keyword)
-            return np.vecdot(w[:k], ys[k - 1 :: -1], axis=0)  # type: ignore[call-overload]
-        return np.einsum("j...,j...->...", w[:k], ys[k - 1 :: -1])
-    acc = w[0] * ys[k - 1]
-    for j in range(2, k + 1):
-        acc = acc + w[j - 1] * ys[k - j]
-    return acc
+def _is_number(v: Any) -> bool:
+    """A Python number, or a plain 0-d array or NumPy scalar of a numeric dtype."""
+    if type(v) is float or type(v) is int or type(v) is complex:
+        return True
+    return isinstance(v, (np.ndarray, np.generic)) and not v.ndim and v.dtype.kind in "iufc"
 
 
-def _terms_array(order: int, first: Any, plain: bool) -> Any:
-    """Room for ``y0 .. yK`` (an array on the plain path, a list otherwise), ``y0`` set."""
-    if not plain:
-        return [first]
+def _layout(
+    ans: Any, stacks: Sequence[Any], values: Sequence[Any] = (), divisor: Any = None
+) -> str:
+    """How a recurrence on these operands holds its terms (see above).
+
+    ``ans`` is the primal of the result, ``stacks`` the series the recurrence reads
+    (``None``: a zero one), ``values`` the primals it reads and ``divisor`` one it divides
+    by. ``_NUMBERS`` needs ``ans`` 0-d of a dtype Python numbers hold, the stacks of that
+    dtype, the values numbers and the divisor a non-zero one (Python raises on a division
+    by zero where NumPy gives ``inf``); ``_ARRAY`` needs no tracer, and a divisor of the
+    result's shape.
+    """
+    if type(ans) is np.ndarray and not ans.ndim and ans.dtype in _NUMBER_DTYPES:
+        dtype = ans.dtype
+        numbers = divisor is None or (_is_number(divisor) and divisor != 0)
+        for s in stacks:
+            if s is not None and not (type(s) is np.ndarray and s.ndim == 1 and s.dtype == dtype):
+                numbers = False
+        for v in values:
+            if not _is_number(v):
+                numbers = False
+        if numbers:
+            return _NUMBERS
+    if _plain(ans, divisor, *stacks, *values) and (
+        divisor is None or shape_of(divisor) == shape_of(ans)
+    ):
+        return _ARRAY
+    return _TERMS
+
+
+def _rows(stack: Any, layout: str) -> Any:
+    """A stack's terms as the layout holds them: the stack itself, or a list of its rows."""
+    if layout is _ARRAY:
+        return stack
+    if layout is _NUMBERS:
+        return stack.tolist()
+    return [stack[k] for k in range(shape_of(stack)[0])]
+
+
+def _value(v: Any, layout: str) -> Any:
+    """A primal as the layout reads it: a Python number for ``_NUMBERS``."""
+    return v.item() if layout is _NUMBERS and not isinstance(v, (int, float, complex)) else v
+
+
+def _start(order: int, first: Any, layout: str) -> Any:
+    """Room for the terms ``y0 .. yK`` with ``y0`` set: a stack for ``_ARRAY``, a list else."""
+    if layout is not _ARRAY:
+        return [_value(first, layout)]
     first = np.asarray(first)
     ys = np.empty((order + 1, *first.shape), dtype=first.dtype)
     ys[0] = first
@@ -98,14 +155,30 @@ def _terms_array(order: int, first: Any, plain: bool) -> Any:
 
 
 def _store(ys: Any, k: int, value: Any) -> None:
-    if isinstance(ys, list):
+    if type(ys) is list:
         ys.append(value)
     else:
         ys[k] = value
 
 
-def _result(ys: Any) -> Any:
-    return ys[1:] if isinstance(ys, np.ndarray) else sh.stack(ys[1:])
+def _result(ys: Any, layout: str, ans: Any) -> Any:
+    """The stack ``y1 .. yK`` (of ``ans``'s dtype for ``_NUMBERS``)."""
+    if layout is _ARRAY:
+        return ys[1:]
+    if layout is _NUMBERS:
+        return np.array(ys[1:], dtype=ans.dtype)
+    return sh.stack(ys[1:])
+
+
+def _convolve(w: Any, ys: Any, k: int) -> Any:
+    """``sum_{j=1..k} w[j-1] * ys[k-j]``: ``w`` and ``ys`` lists (numbers or traced terms),
+    or plain stacks (``ys`` holding rows 0..k-1)."""
+    if type(ys) is list:  # (the sum in order, without a leading 0: no extra traced add)
+        return reduce(add, map(mul, w, ys[k - 1 :: -1]))
+    if w.dtype.kind != "c":  # vecdot conjugates its first operand: a real one is itself
+        # (NumPy's stubs do not know a gufunc's ``axis`` keyword)
+        return np.vecdot(w[:k], ys[k - 1 :: -1], axis=0)  # type: ignore[call-overload]
+    return np.einsum("j...,j...->...", w[:k], ys[k - 1 :: -1])
 
 
 @cache
@@ -114,6 +187,23 @@ def _orders(order: int, ndim: int, dtype: Any) -> np.ndarray[Any, Any]:
     w = np.arange(1, order + 1, dtype=dtype).reshape((order,) + (1,) * ndim)
     w.setflags(write=False)
     return w
+
+
+def _times_orders(stack: Any, order: int, layout: str) -> Any:
+    """The weights ``j x_j`` (``j = 1..order``) of a convolution, as the layout holds them.
+
+    Numbers stop at the last non-zero one (at least one is kept): a product by an exact
+    zero adds nothing to a term, and the input of a scalar function's first operations is
+    a polynomial in ``t`` (``derivatives``' seed ``[1, 0, ..., 0]``, ``x**2``), whose
+    convolutions are then shorter. (A later term that overflowed to ``inf`` times such a
+    zero would have made a ``nan``; it stays ``inf``.)
+    """
+    if layout is _NUMBERS:
+        xs = stack.tolist()
+        while len(xs) > 1 and not xs[-1]:
+            xs.pop()
+        return list(map(mul, xs, range(1, order + 1)))
+    return _rows(stack * _orders(order, len(shape_of(stack)) - 1, _dtype(stack)), layout)
 
 
 def _batched(primitive: Primitive, values: list[Any], dims: list[int | None], params: Any) -> Any:
@@ -125,13 +215,32 @@ def _batched(primitive: Primitive, values: list[Any], dims: list[int | None], pa
     return to_front(out, dim)
 
 
-def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False) -> Any:
+def _broadcast(
+    primitive: Primitive, values: list[Any], dims: list[int | None], ans: Any, params: Any
+) -> Any:
+    """``_batched`` for an elementwise primitive: on plain values, NumPy itself broadcasts
+    the stacks (given their primal's rank) against the unstacked values."""
+    if not _plain(*values):
+        return _batched(primitive, values, dims, params)
+    if len(values) == 1:
+        return primitive.impl(values[0], **params)
+    rank = len(shape_of(ans))
+    operands = [v if d is None else _ranked(v, rank) for v, d in zip(values, dims, strict=True)]
+    return primitive.impl(*operands, **params)
+
+
+def linear(
+    primitive: Primitive, static: Callable[[int], bool] = lambda i: False, elementwise: bool = False
+) -> Any:
     """The rule of a primitive linear in its operands (those for which ``static(i)`` is
-    false; static ones, conditions and index arrays, carry no series)."""
+    false; static ones, conditions and index arrays, carry no series); ``elementwise``
+    for one that broadcasts its operands (see ``_broadcast``)."""
 
     def rule(
         order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /, **params: Any
     ) -> Any:
+        if elementwise and len(series) == 1:  # (negative, conjugate, real, imag)
+            return _broadcast(primitive, [series[0]], [0], ans, params)
         values: list[Any] = []
         dims: list[int | None] = []
         # the zeros of a constant have the result's dtype (a 0-d int64 array would promote)
@@ -148,6 +257,8 @@ def linear(primitive: Primitive, static: Callable[[int], bool] = lambda i: False
             else:  # a constant operand of a linear map contributes nothing to the terms
                 values.append(np.zeros(shape_of(p), dtype=dtype))
                 dims.append(None)
+        if elementwise:
+            return _broadcast(primitive, values, dims, ans, params)
         return _batched(primitive, values, dims, params)
 
     return rule
@@ -184,14 +295,14 @@ def _ranked(stack: Any, rank: int) -> Any:
 def _elementwise_product(order: int, a: Any, sa: Any, b: Any, sb: Any, ans: Any) -> Any:
     """``multiply``'s Cauchy product on plain arrays: every pair ``a_j b_{k-j}`` in one
     broadcasting multiply, summed by ``k`` in one ``np.add.reduceat``."""
-    rank = np.ndim(ans)
+    rank = len(shape_of(ans))
     if sb is None:
         return _ranked(sa, rank) * b
     if sa is None:
         return a * _ranked(sb, rank)
     left, right, _, starts = _pairs(order, _dtype(ans))
     full_a = _ranked(_with_primal(a, sa), rank)
-    full_b = _ranked(_with_primal(b, sb), rank)
+    full_b = full_a if a is b and sa is sb else _ranked(_with_primal(b, sb), rank)  # (x * x)
     return np.add.reduceat(full_a[left] * full_b[right], starts, axis=0)
 
 
@@ -223,18 +334,24 @@ _multiply = bilinear(ar.multiply_p)
 
 
 def _divide(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    """``q = a / b``: ``q_k = (a_k - sum_{j=1..k} b_j q_{k-j}) / b0``."""
     (_, b), (sa, sb) = primals, series
     if sb is None:
-        return _batched(ar.divide_p, [sa, b], [0, None], {})
-    q = _terms_array(order, ans, _plain(b, sa, sb, ans) and shape_of(b) == shape_of(ans))
+        return _broadcast(ar.divide_p, [sa, b], [0, None], ans, {})
+    layout = _layout(ans, (sa, sb), divisor=b)
+    b, bs = _value(b, layout), _rows(sb, layout)
+    xs = None if sa is None else _rows(sa, layout)
+    q = _start(order, ans, layout)
     for k in range(1, order + 1):
-        acc = _convolve(sb, q, k)
-        _store(q, k, (-acc if sa is None else sa[k - 1] - acc) / b)
-    return _result(q)
+        acc = _convolve(bs, q, k)
+        _store(q, k, (-acc if xs is None else xs[k - 1] - acc) / b)
+    return _result(q, layout, ans)
 
 
 def _small_integer(y: Any) -> int | None:
     """``y`` as an int if it is a scalar integer in [0, 16] (powers by products)."""
+    if type(y) is int:  # (``x**2``: the commonest exponent, tested without NumPy)
+        return y if 0 <= y <= 16 else None
     if isinstance(y, bool) or not isinstance(y, (int, float, np.ndarray, np.generic)):
         return None
     if np.ndim(y) != 0 or not np.isreal(y):
@@ -244,22 +361,22 @@ def _small_integer(y: Any) -> int | None:
 
 
 def _integer_power(order: int, x: Any, sx: Any, n: int) -> Any:
-    """The series of ``x**n`` (``n >= 1``) by repeated squaring of ``(primal, series)``
-    pairs through ``multiply``'s Cauchy product: exact (``0**n`` has exact zero terms)."""
-
-    def product(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
-        ab = ar.multiply(a[0], b[0])
-        return ab, _multiply(order, [a[0], b[0]], [a[1], b[1]], ab)
-
-    result, base = None, (x, sx)
-    while n:
-        if n & 1:
-            result = base if result is None else product(result, base)
-        n >>= 1
-        if n:
-            base = product(base, base)
-    assert result is not None
-    return result[1]
+    """The series of ``x**n`` (``n >= 1``) by square-and-multiply from the leading bit,
+    through ``multiply``'s Cauchy product: exact (``0**n`` has exact zero terms). A
+    product's series needs its factors' values, not its own: the last product's value is
+    not computed (``x`` stands in for its shape and dtype)."""
+    steps = []  # per bit after the leading one: square, then times x if the bit is set
+    for bit in bin(n)[3:]:
+        steps.append(True)
+        if bit == "1":
+            steps.append(False)
+    value, terms = x, sx
+    for i, square in enumerate(steps, 1):
+        other, other_terms = (value, terms) if square else (x, sx)
+        product = x if i == len(steps) else ar.multiply(value, other)
+        terms = _multiply(order, [value, other], [terms, other_terms], product)
+        value = product
+    return terms
 
 
 def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
@@ -276,12 +393,14 @@ def _power(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, 
 
 def _power_series(order: int, x: Any, sx: Any, a: Any, ans: Any) -> Any:
     """``x**a`` for a constant ``a``: ``k x0 y_k = sum_{j=1..k} ((a+1) j - k) x_j y_{k-j}``."""
-    ys = _terms_array(order, ans, _plain(x, sx, a, ans) and shape_of(x) == shape_of(ans))
-    jx = sx * _orders(order, len(shape_of(sx)) - 1, _dtype(sx))  # j x_j
+    layout = _layout(ans, (sx,), (a,), divisor=x)
+    jx = _times_orders(sx, order, layout)  # j x_j
+    xs, x, a = _rows(sx, layout), _value(x, layout), _value(a, layout)
+    ys = _start(order, ans, layout)
     for k in range(1, order + 1):
-        acc = (a + 1) * _convolve(jx, ys, k) - k * _convolve(sx, ys, k)
+        acc = (a + 1) * _convolve(jx, ys, k) - k * _convolve(xs, ys, k)
         _store(ys, k, acc / (k * x))
-    return _result(ys)
+    return _result(ys, layout, ans)
 
 
 def _sqrt(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
@@ -291,54 +410,58 @@ def _sqrt(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /
 def _exp(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
     """``y' = y x'``: ``k y_k = sum_{j=1..k} j x_j y_{k-j}``."""
     s = series[0]
-    jx = s * _orders(order, len(shape_of(s)) - 1, _dtype(s))
-    ys = _terms_array(order, ans, _plain(s, ans))
+    layout = _layout(ans, (s,))
+    jx = _times_orders(s, order, layout)
+    ys = _start(order, ans, layout)
     for k in range(1, order + 1):
         _store(ys, k, _convolve(jx, ys, k) / k)
-    return _result(ys)
+    return _result(ys, layout, ans)
 
 
 def _log(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
     """``x y' = x'``: ``k x0 y_k = k x_k - sum_{j=1..k-1} j y_j x_{k-j}``."""
     x, s = primals[0], series[0]
-    plain = _plain(x, s, ans)
-    ys = _terms_array(order, ans, plain)
-    jys = _terms_array(order, np.zeros_like(ans), plain)  # j y_j (0 for j = 0)
+    layout = _layout(ans, (s,), divisor=x)
+    xs, x = _rows(s, layout), _value(x, layout)
+    ys = _start(order, ans, layout)
+    jys = _start(order, np.zeros_like(ans), layout)  # j y_j (0 for j = 0)
     for k in range(1, order + 1):
-        y = (k * s[k - 1] - _convolve(s, jys, k)) / (k * x)
+        y = (k * xs[k - 1] - _convolve(xs, jys, k)) / (k * x)
         _store(ys, k, y)
         _store(jys, k, k * y)
-    return _result(ys)
+    return _result(ys, layout, ans)
 
 
-@cache
-def _sin_cos_signs(ndim: int, dtype: Any) -> np.ndarray[Any, Any]:
-    """``(1, -1)`` along the axis that pairs ``sin`` with ``cos`` in ``_sin_cos``'s stack."""
-    signs = np.array([1, -1], dtype=dtype).reshape((2,) + (1,) * ndim)
-    signs.setflags(write=False)
-    return signs
-
-
-def _sin_cos(order: int, x: Any, s: Any, sin0: Any, cos0: Any) -> tuple[Any, Any]:
-    """``sin' = cos x'``, ``cos' = -sin x'``: both series in one recurrence on the pairs
-    ``(s_k, c_k)``: ``k (s_k, c_k) = sum_{j=1..k} j x_j (c_{k-j}, -s_{k-j})``."""
-    ndim = len(shape_of(s)) - 1
-    jx = (s * _orders(order, ndim, _dtype(s))).reshape((order, 1, *shape_of(s)[1:]))
-    plain = _plain(x, s, sin0, cos0)
-    pairs = _terms_array(order, _stack([sin0, cos0]), plain)  # (sin, cos) per order
-    signs = _sin_cos_signs(ndim, _dtype(s))
+def _sin_cos(order: int, s: Any, sin0: Any, cos0: Any) -> tuple[Any, Any, str]:
+    """``sin' = cos x'``, ``cos' = -sin x'``: ``k s_k = sum_{j=1..k} j x_j c_{k-j}`` and
+    ``k c_k = -sum_{j=1..k} j x_j s_{k-j}``, both series as ``_start`` holds them, and
+    their layout."""
+    layout = _layout(sin0, (s,), (cos0,))
+    jx = _times_orders(s, order, layout)
+    if layout is _NUMBERS and sin0.dtype.kind == "f":
+        # Real numbers: both at once, as the series of e^{ix} = cos x + i sin x, from
+        # k z_k = i sum_{j=1..k} j x_j z_{k-j}: half the operations. Python's complex
+        # product by a real weight, product by i and division by k do exactly the real
+        # recurrences' float operations, so the terms are the same to the last bit.
+        zs = [complex(cos0.item(), sin0.item())]
+        for k in range(1, order + 1):
+            zs.append(_convolve(jx, zs, k) * 1j / k)
+        return [z.imag for z in zs], [z.real for z in zs], layout
+    sins, coss = _start(order, sin0, layout), _start(order, cos0, layout)
     for k in range(1, order + 1):
-        _store(pairs, k, _convolve(jx, pairs, k)[::-1] / (k * signs))
-    out = _result(pairs)
-    return out[:, 0], out[:, 1]
+        _store(sins, k, _convolve(jx, coss, k) / k)
+        _store(coss, k, _convolve(jx, sins, k) / -k)
+    return sins, coss, layout
 
 
 def _sin(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
-    return _sin_cos(order, primals[0], series[0], ans, _elementwise.cos(primals[0]))[0]
+    sins, _, layout = _sin_cos(order, series[0], ans, _elementwise.cos(primals[0]))
+    return _result(sins, layout, ans)
 
 
 def _cos(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
-    return _sin_cos(order, primals[0], series[0], _elementwise.sin(primals[0]), ans)[1]
+    _, coss, layout = _sin_cos(order, series[0], _elementwise.sin(primals[0]), ans)
+    return _result(coss, layout, ans)
 
 
 def _static_after_first(i: int) -> bool:
@@ -400,8 +523,20 @@ ODE: tuple[Primitive[Any], ...] = (
     _linalg.svdvals_p,
 )
 
+_ELEMENTWISE_LINEAR = frozenset(
+    (
+        ar.add_p,
+        ar.subtract_p,
+        ar.negative_p,
+        _elementwise.conjugate_p,
+        _elementwise.real_p,
+        _elementwise.imag_p,
+        sh.where_p,
+    )
+)
+
 for _p, _static in LINEAR.items():
-    deftaylor(_p, linear(_p, _static))
+    deftaylor(_p, linear(_p, _static, _p in _ELEMENTWISE_LINEAR))
 deftaylor(ar.multiply_p, _multiply)
 for _p in (_products.matmul_p, _convolution.convolve_p):
     deftaylor(_p, bilinear(_p))

@@ -18,12 +18,14 @@ from ._trace import JetTrace, JetTracer
 __all__ = ["jet", "derivatives", "directional_derivatives"]
 
 
-def _as_array(x: Any, what: str) -> Any:
+def _as_array(x: Any, what: str, *where: int) -> Any:
+    """``x`` as an array or tracer; the error names ``what`` (formatted with ``where``)."""
     if isinstance(x, (Tracer, np.ndarray)):
         return x
     if isinstance(x, (np.generic, int, float, complex)) and not isinstance(x, bool):
         return np.asarray(x)
-    raise TypeError(f"jet: {what} is a {type(x).__name__}, not an array")
+    name = what.format(*where) if where else what
+    raise TypeError(f"jet: {name} is a {type(x).__name__}, not an array")
 
 
 def _dtype(x: Any) -> np.dtype[Any]:
@@ -60,21 +62,29 @@ def jet(
             f"jet: got {len(primals)} primal(s) but {len(series)} series; pass one list of "
             "terms per primal"
         )
+    order = None
     for i, terms in enumerate(series):
         if not isinstance(terms, (tuple, list)):
             raise TypeError(
                 f"jet: series {i} is a {type(terms).__name__}, not a list of terms (one array "
                 "per order)"
             )
-    orders = {len(terms) for terms in series}
-    if len(orders) > 1:
-        raise ValueError(
-            "jet: jet terms have inconsistent lengths for different arguments: "
-            f"{[len(t) for t in series]}; give every argument the same number of terms"
-        )
-    order = orders.pop() if orders else 0
-    xs = [_as_array(x, f"primal {i}") for i, x in enumerate(primals)]
-    stacks = [_stack(x, terms, i) for i, (x, terms) in enumerate(zip(xs, series, strict=True))]
+        if order is None:
+            order = len(terms)
+        elif len(terms) != order:
+            raise ValueError(
+                "jet: jet terms have inconsistent lengths for different arguments: "
+                f"{[len(t) for t in series]}; give every argument the same number of terms"
+            )
+    if order is None:
+        order = 0
+    xs = []
+    stacks = []
+    for i, x in enumerate(primals):
+        if type(x) is not np.ndarray:
+            x = _as_array(x, "primal {}", i)
+        xs.append(x)
+        stacks.append(_stack(x, series[i], i))
     if order == 0:
         out = fun(*xs)
         flat, tree = tree_flatten(out)
@@ -85,11 +95,12 @@ def jet(
         primals_out: list[Any] = []
         series_out: list[list[Any]] = []
         for o in flat:
-            if isinstance(o, JetTracer) and o._trace is trace:
-                p, s = o.primal, o.terms
+            if type(o) is JetTracer and o._trace is trace:
+                p, s = o._primal, o.terms
             else:
                 p, s = o, None
-            p = _as_array(p, "an output")
+            if type(p) is not np.ndarray:
+                p = _as_array(p, "an output")
             primals_out.append(p)
             series_out.append(_unstack(p, s, order))
     return tree_unflatten(tree, primals_out), tree_unflatten(tree, series_out)
@@ -108,24 +119,28 @@ def _stack(x: Any, terms: Sequence[Any], i: int) -> Any:
     """Derivative-convention terms of primal ``i`` as one stack of normalised coefficients."""
     if not terms:
         return None
-    shape, dtype = tuple(x.shape), _dtype(x)
+    shape, dtype = x.shape, _dtype(x)
     checked = []
+    plain = True  # no tracer among the terms
     for k, t in enumerate(terms):
-        t = np.asarray(t, dtype=dtype) if isinstance(t, (int, float, complex)) else t
-        t = _as_array(t, f"term {k} of series {i}")
-        if tuple(t.shape) != shape:
+        if type(t) is not np.ndarray:
+            t = np.asarray(t, dtype=dtype) if isinstance(t, (int, float, complex)) else t
+            t = _as_array(t, "term {} of series {}", k, i)
+            plain = plain and not isinstance(t, Tracer)
+        if t.shape != shape:
             raise ValueError(
                 f"jet: term {k} of series {i} has shape {tuple(t.shape)} but its primal has "
                 f"shape {shape}; they must match"
             )
-        if _dtype(t) != dtype:
+        if t.dtype != dtype:
             raise TypeError(
                 f"jet: term {k} of series {i} has dtype {_dtype(t)} but its primal has dtype "
                 f"{dtype}; they must match (cast the term with .astype)"
             )
         checked.append(t)
-    plain = not any(isinstance(t, Tracer) for t in checked)
-    stack = np.stack(checked) if plain else array_ops["stack"](checked)
+    # np.array, not np.stack: the terms are checked alike, and np.stack's Python wrapper
+    # costs more than the rest of a small jet's boundary
+    stack = np.array(checked, dtype=dtype) if plain else array_ops["stack"](checked)
     return stack / _factorials(len(terms), len(shape), dtype)
 
 

@@ -19,7 +19,15 @@ from typing import Any, Final
 
 import numpy as np
 
-from transforms.core import NoRuleError, PrimalTracer, Primitive, Trace, Tracer, new_trace
+from transforms.core import (
+    NoRuleError,
+    PrimalTracer,
+    Primitive,
+    Trace,
+    Tracer,
+    new_trace,
+    no_scalars,
+)
 from transforms.forward import jvp_rule
 
 from ._rules import RULES, TaylorRule, array_ops
@@ -67,7 +75,7 @@ class JetTrace(Trace[JetTracer]):
         series: list[Any] = []
         traced = False
         for a in args:
-            if isinstance(a, JetTracer) and a._trace is self:
+            if type(a) is JetTracer and a._trace is self:
                 primals.append(a._primal)
                 terms = a.terms
                 if terms is UNKNOWN:
@@ -78,7 +86,14 @@ class JetTrace(Trace[JetTracer]):
             else:
                 primals.append(a)
                 series.append(None)
-        ans = primitive.bind(*primals, **params)
+        if self.level == 0:
+            # nothing below can be traced (bind has refused any other trace's tracer):
+            # NumPy directly, its scalars made 0-d arrays as bind makes them
+            ans = primitive.impl(*primals, **params)
+            if type(ans) is not np.ndarray:
+                ans = no_scalars(ans)
+        else:
+            ans = primitive.bind(*primals, **params)
         if not (primitive.differentiable and traced):
             return ans
         rule = RULES.get(primitive)
