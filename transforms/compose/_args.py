@@ -10,7 +10,7 @@ from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 import numpy as np
 
 from transforms.core import Array, Scalar, Tracer
-from transforms.core.tree_util import PyTreeDef, tree_flatten
+from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_structure
 from transforms.numpy._define import dtype_of
 
 __all__ = [
@@ -124,7 +124,10 @@ def check_callable(fun: object, transform: str) -> None:
 def partial_of(
     fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], argnums: Sequence[int]
 ) -> Callable[..., Any]:
-    """``fun`` as a function of the arguments at ``argnums`` only, the others held fixed."""
+    """``fun`` as a function of the arguments at ``argnums`` only, the others held fixed
+    (``fun`` itself when nothing is: every argument differentiated, in order)."""
+    if not kwargs and tuple(argnums) == tuple(range(len(args))):
+        return fun
 
     def partial(*diff_args: Any) -> Any:
         full = list(args)
@@ -143,6 +146,10 @@ def flatten_inputs(
     ``positions`` are the arguments' positions in the user's call (``argnums``), so that an
     error names the argument the user wrote.
     """
+    if len(primals) == 1:  # one argument, usually a bare array or tracer: no tree to walk
+        x = primals[0]
+        if (type(x) is np.ndarray and x.dtype.kind in "fc") or _is_inexact_tracer(x):
+            return [x], _ONE_LEAF
     flat, tree = tree_flatten(tuple(primals))
     if all(x.dtype.kind in "fc" if type(x) is np.ndarray else _is_inexact_tracer(x) for x in flat):
         return flat, tree  # the common case: nothing to convert, no error to name
@@ -153,6 +160,9 @@ def flatten_inputs(
         for _ in tree_flatten(p)[0]
     ]
     return [as_input(x, transform, name) for x, name in zip(flat, names, strict=True)], tree
+
+
+_ONE_LEAF = tree_structure((0.0,))  # a tuple of one leaf: one argument that is an array
 
 
 def _is_inexact_tracer(x: Any) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
@@ -125,12 +126,13 @@ def _push_basis_forward(
     return out, stacked, aux
 
 
-def _push_basis_reverse(pullback: FlatPullback, out: Any, chunk_size: int | None) -> list[Any]:
-    """``vmap`` of the pullback over the standard basis of the outputs: one stacked
-    cotangent per input leaf (basis axis first), or, when the output is one leaf of one
-    element, the cotangents themselves (its Jacobian's only row: no basis axis to add and
-    drop again)."""
-    flat_out = tree_flatten(out)[0]
+def _push_basis_reverse(
+    pullback: FlatPullback, flat_out: list[Any], chunk_size: int | None
+) -> list[Any]:
+    """``vmap`` of the pullback over the standard basis of the outputs (the leaves
+    ``flat_out``): one stacked cotangent per input leaf (basis axis first), or, when the
+    output is one leaf of one element, the cotangents themselves (its Jacobian's only row:
+    no basis axis to add and drop again)."""
     shapes = [shape_of(o) for o in flat_out]
     dtypes = [dtype_of(o) for o in flat_out]
     total = sum(math.prod(s) for s in shapes)
@@ -159,8 +161,11 @@ def _diff_args(
 ) -> tuple[tuple[int, ...], list[Any], list[Any], PyTreeDef[Any]]:
     """The positions, the checked arguments to differentiate, their leaves and structure."""
     nums = normalize_argnums(argnums, len(args), transform)
-    flat, tree = flatten_inputs([args[n] for n in nums], transform, nums)
-    return nums, list(tree.unflatten(flat)), flat, tree
+    selected = [args[n] for n in nums]
+    flat, tree = flatten_inputs(selected, transform, nums)
+    if len(flat) != len(selected) or not all(map(operator.is_, flat, selected)):
+        selected = list(tree.unflatten(flat))  # (not when every argument is its own leaf)
+    return nums, selected, flat, tree
 
 
 def _assemble(
@@ -1002,20 +1007,19 @@ def jacrev(
         out, pullback, aux = vjp_flat(
             partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree), loan=loan
         )
-        if holomorphic:
-            for leaf in tree_flatten(out)[0]:
-                check_output_dtype(leaf, "jacrev", holomorphic)
-        cotangents = _push_basis_reverse(pullback, out, chunk_size)
         flat_out = tree_flatten(out)[0]
-        offsets = _offsets(flat_out)
+        if holomorphic:
+            for leaf in flat_out:
+                check_output_dtype(leaf, "jacrev", holomorphic)
+        cotangents = _push_basis_reverse(pullback, flat_out, chunk_size)
+        offsets = _offsets(flat_out) if len(flat_out) > 1 else None
 
         def block(j: int, i: int) -> Any:  # cotangents[i]: (outputs, *in_i) -> (*out_j, *in_i)
             shape = shape_of(flat_out[j]) + shape_of(flat_in[i])
-            if offsets[-1] == 1 and len(flat_out) == 1:  # one element: the cotangent is the row
-                rows = cotangents[i]
+            if offsets is None:  # one output leaf: its rows are the whole cotangent (no basis
+                rows = cotangents[i]  # axis at all for one element), often already shaped
                 return rows if shape_of(rows) == shape else tnp.reshape(rows, shape)
-            rows = _rows(cotangents[i], offsets[j], offsets[j + 1], len(flat_out))
-            return tnp.reshape(rows, shape)
+            return tnp.reshape(cotangents[i][offsets[j] : offsets[j + 1]], shape)
 
         jac = _assemble(out, block, diff, argnums)
         return (jac, aux) if has_aux else jac

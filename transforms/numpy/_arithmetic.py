@@ -99,6 +99,15 @@ def _same(ct: Any) -> Any:
     return ct
 
 
+def _product(a: Any, b: Any) -> Any:
+    """``a * b``, a tracer on the left when only ``b`` is one: ``ndarray * tracer`` reaches
+    the tracer through NumPy's ufunc override (``__array_ufunc__``), several times the cost
+    of the tracer's own operator (the second operand's pullback under nesting: a plain
+    operand, a traced cotangent; the first's, ``ct * y``, has the cotangent on the left
+    already). The product is the same: multiplication commutes exactly."""
+    return b * a if type(a) is np.ndarray and isinstance(b, Tracer) else a * b
+
+
 add_p = Primitive("add", np.add, commutative=True)
 defsparsity(add_p, sparsity_elementwise())
 defjvp(add_p, lambda t, ans, x, y: to_output(t, ans), lambda t, ans, x, y: to_output(t, ans))
@@ -127,7 +136,7 @@ defjvp(
 defvjp(
     multiply_p,
     lambda ans, x, y: _reverse(x, ans, lambda ct: ct * y),
-    lambda ans, x, y: _reverse(y, ans, lambda ct: x * ct),
+    lambda ans, x, y: _reverse(y, ans, lambda ct: _product(x, ct)),
 )
 
 divide_p = Primitive("divide", np.true_divide)
@@ -189,7 +198,7 @@ def _twice(c: Any, x: Any) -> Any:
     scaled first when it is not traced: when ``x`` is (a tangent or a seed meeting an
     outer transform's input) that is one traced operation instead of two, ``2*x`` and the
     product. The results are the same either way, as doubling is exact."""
-    return c * (2 * x) if isinstance(c, Tracer) else (2 * c) * x
+    return c * (2 * x) if isinstance(c, Tracer) else x * (2 * c)  # (see ``_product``)
 
 
 def _power_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
