@@ -335,6 +335,16 @@ def test_vmap_binary_with_both_operands_batched(
     assert mapped.dtype == f(xs[0][0], xs[1][0]).dtype
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("f", [tnp.negative, tnp.tanh, lambda a: tnp.astype(a, np.float32)])
+def test_vmap_unary_keeps_the_batch_axis_where_it_is(f: Any, axis: int) -> None:
+    """A one-operand elementwise primitive acts on the batch as it lies (no axis moved):
+    equal to the loop, with the batch axis of the output where out_axes puts it."""
+    x = ex((3, 4), 4)
+    check_vmap(f, [x], (axis,))
+    check_vmap(lambda a: f(a) * np.arange(4.0), [x], (axis,))  # then meets a row
+
+
 # ---------------------------------------------------------------------------------------
 # in_axes / out_axes forms, axis_size, pytrees
 # ---------------------------------------------------------------------------------------

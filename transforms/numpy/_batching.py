@@ -98,6 +98,11 @@ def elementwise_rule(primitive: Primitive, *, gufunc: bool = False) -> BatchRule
     def rule(
         values: Sequence[Any], dims: Sequence[int | None], **params: Any
     ) -> tuple[Any, int | None]:
+        if len(values) == 1:  # one operand: an elementwise function acts wherever its
+            # batch axis is (nothing to move), a gufunc's once it is in front of the core axes
+            d = dims[0]
+            if d == 0 or not gufunc:
+                return primitive.bind(values[0], **params), d
         # The commonest case first: one batched operand and a number, or an array that
         # broadcasts against the per-example axes behind a leading batch axis. NumPy's own
         # broadcasting then keeps the batch axis where it is, with nothing to move.
