@@ -124,10 +124,12 @@ defjvp(
     lambda t, ans, x, y: to_output(t * y, ans),
     lambda t, ans, x, y: to_output(x * t, ans),
 )
-defvjp(
+defvjp(  # ``ct * x``, not ``x * ct``: a batched pullback's cotangent is traced and ``x`` an
+    # ndarray, whose ``*`` takes NumPy's ``__array_ufunc__`` detour (the product commutes
+    # exactly: the same value)
     multiply_p,
     lambda ans, x, y: _reverse(x, ans, lambda ct: ct * y),
-    lambda ans, x, y: _reverse(y, ans, lambda ct: x * ct),
+    lambda ans, x, y: _reverse(y, ans, lambda ct: ct * x),
 )
 
 divide_p = Primitive("divide", np.true_divide)
