@@ -201,15 +201,15 @@ def _power_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
 @quiet
 def _power_vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     if _is_two(y):
-        return lambda ct: to_operand(_twice(ct, x), x)
+        return _reverse(x, ans, lambda ct: _twice(ct, x))
     d = _dpower_dx(ans, x, y)
-    return lambda ct: to_operand(_times(ct, d), x)
+    return _reverse(x, ans, lambda ct: _times(ct, d))
 
 
 @quiet
 def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     d = _dpower_dy(ans, x, y)
-    return lambda ct: to_operand(ct * d, y)
+    return _reverse(y, ans, lambda ct: ct * d)
 
 
 defvjp(power_p, _power_vjp_x, _power_vjp_y)
