@@ -905,6 +905,24 @@ def test_identity_basis_fast_path_in_composition() -> None:
     assert np.array_equal(T.vmap(lambda m: T.jacrev(lambda x: x @ m.T)(LINEAR_X))(stack), stack)
 
 
+def test_identity_basis_registry_forgets_dead_bases() -> None:
+    """Only a live basis, that very array, is recognised; dead ones leave the registry."""
+    from transforms.numpy import _batching
+
+    basis = _batching.identity_basis(3, np.float64)
+    assert _batching.is_identity_basis(basis)
+    assert not _batching.is_identity_basis(basis.copy())
+    assert not _batching.is_identity_basis(basis[:])
+    alive = [_batching.identity_basis(3, np.float64) for _ in range(100)]
+    assert all(_batching.is_identity_basis(b) for b in alive)
+    del alive
+    _batching.identity_basis(3, np.float64)  # (the 100 dead ones are dropped)
+    assert len(_batching._IDENTITIES) <= 3
+    assert _batching.is_identity_basis(basis)
+    del basis
+    assert not any(_batching.is_identity_basis(np.eye(3)) for _ in range(100))
+
+
 def test_identity_basis_keeps_matmul_shape_errors() -> None:
     with pytest.raises(ValueError, match="matmul"):
         T.jacfwd(lambda x: LINEAR_A @ x)(np.ones(3))
