@@ -208,8 +208,8 @@ def _power_vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
 
 @quiet
 def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
-    d = _dpower_dy(ans, x, y)
-    return _reverse(y, ans, lambda ct: ct * d)
+    d = _dpower_dy(ans, x, y)  # (float64 when x is a Python number: always cast back)
+    return lambda ct: to_operand(ct * d, y)
 
 
 defvjp(power_p, _power_vjp_x, _power_vjp_y)
