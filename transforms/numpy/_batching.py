@@ -49,9 +49,12 @@ def identity_basis(n: int, dtype: Any) -> np.ndarray:
     the results, at most views of it), so nothing writes into it while a rule relies on it.
     """
     basis = np.eye(n, dtype=dtype)
-    if len(_IDENTITIES) >= 64:
-        for key in [key for key, ref in _IDENTITIES.items() if ref() is None]:
-            del _IDENTITIES[key]
+    if len(_IDENTITIES) >= 64:  # drop the dead, from a snapshot (other threads register
+        # too; at worst one drops a basis just registered at a dead one's address, which
+        # then takes the general path)
+        for key, ref in list(_IDENTITIES.items()):
+            if ref() is None:
+                _IDENTITIES.pop(key, None)
     _IDENTITIES[id(basis)] = weakref.ref(basis)
     return basis
 
