@@ -216,6 +216,8 @@ def test_stacks_and_vmap_agree_with_scipy() -> None:
         x = stack @ np.swapaxes(stack, -1, -2) / 20
         expected = getattr(sl, f.__name__)(x)
         np.testing.assert_allclose(T.vmap(f)(x), expected, rtol=1e-11)
+        # the batch axis between the core axes (moved in front of them first)
+        np.testing.assert_allclose(T.vmap(f, in_axes=1)(np.moveaxis(x, 0, 1)), expected, rtol=1e-11)
         np.testing.assert_allclose(f(x), expected, rtol=1e-11)
     expected = sl.solve_triangular(stack, bs, lower=True)
     np.testing.assert_allclose(

@@ -335,6 +335,16 @@ def test_vmap_binary_with_both_operands_batched(
     assert mapped.dtype == f(xs[0][0], xs[1][0]).dtype
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+@pytest.mark.parametrize("f", [tnp.negative, tnp.tanh, lambda a: tnp.astype(a, np.float32)])
+def test_vmap_unary_keeps_the_batch_axis_where_it_is(f: Any, axis: int) -> None:
+    """A one-operand elementwise primitive acts on the batch as it lies (no axis moved):
+    equal to the loop, with the batch axis of the output where out_axes puts it."""
+    x = ex((3, 4), 4)
+    check_vmap(f, [x], (axis,))
+    check_vmap(lambda a: f(a) * np.arange(4.0), [x], (axis,))  # then meets a row
+
+
 # ---------------------------------------------------------------------------------------
 # in_axes / out_axes forms, axis_size, pytrees
 # ---------------------------------------------------------------------------------------
@@ -893,6 +903,24 @@ def test_identity_basis_fast_path_in_composition() -> None:
     stack = np.stack([LINEAR_A, 2 * LINEAR_A, -LINEAR_A])
     assert np.array_equal(T.vmap(lambda m: T.jacfwd(lambda x: m @ x)(LINEAR_X))(stack), stack)
     assert np.array_equal(T.vmap(lambda m: T.jacrev(lambda x: x @ m.T)(LINEAR_X))(stack), stack)
+
+
+def test_identity_basis_registry_forgets_dead_bases() -> None:
+    """Only a live basis, that very array, is recognised; dead ones leave the registry."""
+    from transforms.numpy import _batching
+
+    basis = _batching.identity_basis(3, np.float64)
+    assert _batching.is_identity_basis(basis)
+    assert not _batching.is_identity_basis(basis.copy())
+    assert not _batching.is_identity_basis(basis[:])
+    alive = [_batching.identity_basis(3, np.float64) for _ in range(100)]
+    assert all(_batching.is_identity_basis(b) for b in alive)
+    del alive
+    newest = _batching.identity_basis(3, np.float64)  # the 100 dead ones are dropped
+    assert all(ref() is not None for ref in _batching._IDENTITIES.values())
+    assert _batching.is_identity_basis(basis) and _batching.is_identity_basis(newest)
+    del basis
+    assert not any(_batching.is_identity_basis(np.eye(3)) for _ in range(100))
 
 
 def test_identity_basis_keeps_matmul_shape_errors() -> None:

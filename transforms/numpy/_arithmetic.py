@@ -208,14 +208,14 @@ def _power_jvp_x(t: Any, ans: Any, x: Any, y: Any) -> Any:
 @quiet
 def _power_vjp_x(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
     if _is_two(y):
-        return lambda ct: to_operand(_twice(ct, x), x)
+        return _reverse(x, ans, lambda ct: _twice(ct, x))
     d = _dpower_dx(ans, x, y)
-    return lambda ct: to_operand(_times(ct, d), x)
+    return _reverse(x, ans, lambda ct: _times(ct, d))
 
 
 @quiet
 def _power_vjp_y(ans: Any, x: Any, y: Any) -> Callable[[Any], Any]:
-    d = _dpower_dy(ans, x, y)
+    d = _dpower_dy(ans, x, y)  # (float64 when x is a Python number: always cast back)
     return lambda ct: to_operand(ct * d, y)
 
 

@@ -31,9 +31,11 @@ __all__ = [
     "is_identity_basis",
 ]
 
-# The identity bases alive now, by id: a weak mapping, so an entry dies with its array (and
-# a later array at the same address is not mistaken for one: the lookup checks identity).
-_IDENTITIES: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+# The identity bases made, by id, each held by a weak reference without a callback (a plain
+# dict: cheaper to write and to read than a WeakValueDictionary). A later array at the
+# address of a dead one is not mistaken for it (the lookup checks identity); dead entries
+# are dropped when the dict grows.
+_IDENTITIES: dict[int, weakref.ref[np.ndarray]] = {}
 
 
 def identity_basis(n: int, dtype: Any) -> np.ndarray:
@@ -47,13 +49,22 @@ def identity_basis(n: int, dtype: Any) -> np.ndarray:
     the results, at most views of it), so nothing writes into it while a rule relies on it.
     """
     basis = np.eye(n, dtype=dtype)
-    _IDENTITIES[id(basis)] = basis
+    if len(_IDENTITIES) >= 64:  # drop the dead, from a snapshot (other threads register
+        # too; at worst one drops a basis just registered at a dead one's address, which
+        # then takes the general path)
+        for key, ref in list(_IDENTITIES.items()):
+            if ref() is None:
+                _IDENTITIES.pop(key, None)
+    _IDENTITIES[id(basis)] = weakref.ref(basis)
     return basis
 
 
 def is_identity_basis(x: object) -> bool:
     """Whether ``x`` is an array made by ``identity_basis`` (that very object)."""
-    return type(x) is np.ndarray and _IDENTITIES.get(id(x)) is x
+    if type(x) is not np.ndarray:
+        return False
+    ref = _IDENTITIES.get(id(x))
+    return ref is not None and ref() is x
 
 
 def axis_size(values: Sequence[Any], dims: Sequence[int | None]) -> int:
@@ -98,6 +109,11 @@ def elementwise_rule(primitive: Primitive, *, gufunc: bool = False) -> BatchRule
     def rule(
         values: Sequence[Any], dims: Sequence[int | None], **params: Any
     ) -> tuple[Any, int | None]:
+        if len(values) == 1:  # one operand: an elementwise function acts wherever its
+            # batch axis is (nothing to move), a gufunc's once it is in front of the core axes
+            d = dims[0]
+            if d == 0 or not gufunc:
+                return primitive.bind(values[0], **params), d
         # The commonest case first: one batched operand and a number, or an array that
         # broadcasts against the per-example axes behind a leading batch axis. NumPy's own
         # broadcasting then keeps the batch axis where it is, with nothing to move.

@@ -54,19 +54,20 @@ def _matmul_pullback(argnum: int, x: Any, y: Any) -> Callable[[Any], Any]:
     # A matrix times a vector (either way round), the shape of most models and of every
     # Jacobian/Hessian row, or two matrices: one product (or one outer product), without the
     # reshapes, batch-shape broadcasting and un-broadcasting of the general case (which
-    # nested and batched transforms would repeat).
+    # nested and batched transforms would repeat). The products bind ``matmul_p`` itself:
+    # the operands' ranks are known, there is nothing for ``matmul`` to check.
     if len(x_shape) == 2 and len(y_shape) == 1:
         if argnum == 0:
             return lambda ct: multiply(reshape(ct, (x_shape[0], 1)), y)  # outer(ct, y)
-        return lambda ct: matmul(ct, x)  # x.T @ ct
+        return lambda ct: matmul_p.bind(ct, x)  # x.T @ ct
     if len(x_shape) == 1 and len(y_shape) == 2:
         if argnum == 0:
-            return lambda ct: matmul(y, ct)  # y @ ct
+            return lambda ct: matmul_p.bind(y, ct)  # y @ ct
         return lambda ct: multiply(reshape(x, (x_shape[0], 1)), ct)  # outer(x, ct)
     if len(x_shape) == 2 and len(y_shape) == 2:  # two matrices (every layer of an MLP)
         if argnum == 0:
-            return lambda ct: matmul(ct, transpose(y))  # ct @ y.T
-        return lambda ct: matmul(transpose(x), ct)  # x.T @ ct
+            return lambda ct: matmul_p.bind(ct, transpose(y))  # ct @ y.T
+        return lambda ct: matmul_p.bind(transpose(x), ct)  # x.T @ ct
     x2 = x_shape if len(x_shape) > 1 else (1,) + x_shape
     y2 = y_shape if len(y_shape) > 1 else y_shape + (1,)
     out2 = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
@@ -117,27 +118,28 @@ def _matmul_batch(values: Any, dims: Any) -> tuple[Any, int]:
     (the shape of Jacobian work), and as a broadcast batched ``matmul`` otherwise. The
     identity basis of ``jacfwd``/``jacrev`` (``is_identity_basis``) takes no product at all."""
     (x, y), (dx, dy) = values, dims
-    if dy is None and ndim_of(y) == 2 and ndim_of(x) - 1 <= 2:  # (B, [m,] n) @ (n, p)
+    x_ndim, y_ndim = len(shape_of(x)), len(shape_of(y))
+    if dy is None and y_ndim == 2 and x_ndim <= 3:  # (B, [m,] n) @ (n, p)
         x = to_front(x, dx)
         if is_identity_basis(x):  # e_i @ y: row i of y
             rows = _times_identity(y, x, 0)
             if rows is not None:
                 return rows, 0
-        return matmul(x, y), 0
-    if dx is None and ndim_of(x) == 2 and ndim_of(y) in (2, 3):  # (m, n) @ (B, n [, p])
+        return matmul_p.bind(x, y), 0
+    if dx is None and x_ndim == 2 and y_ndim in (2, 3):  # (m, n) @ (B, n [, p])
         y = to_front(y, dy)
-        if ndim_of(y) == 2:  # per-example vectors become the columns of one matrix
+        if y_ndim == 2:  # per-example vectors become the columns of one matrix
             if is_identity_basis(y):  # x @ e_i: column i of x
                 columns = _times_identity(x, y, 1)
                 if columns is not None:
                     return columns, 1
-            return matmul(x, transpose(y)), 1
+            return matmul_p.bind(x, transpose(y)), 1
         size, n, p = shape_of(y)
         columns = reshape(transpose(y, (1, 0, 2)), (n, size * p))
         return reshape(matmul(x, columns), (shape_of(x)[0], size, p)), 1
     # general case: batch axes in front, 1-d operands promoted, ranks aligned
     size = axis_size(values, dims)
-    x_rank, y_rank = ndim_of(x) - (dx is not None), ndim_of(y) - (dy is not None)
+    x_rank, y_rank = x_ndim - (dx is not None), y_ndim - (dy is not None)
     xs = materialized([x], [dx])[0] if dx is not None else broadcast_to(x, (size, *shape_of(x)))
     ys = materialized([y], [dy])[0] if dy is not None else broadcast_to(y, (size, *shape_of(y)))
     if x_rank == 1:

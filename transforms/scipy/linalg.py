@@ -527,7 +527,7 @@ def _sqrtm_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
 
 
 defvjp(sqrtm_p, _sqrtm_vjp)
-defbatch(sqrtm_p, elementwise_rule(sqrtm_p))
+defbatch(sqrtm_p, elementwise_rule(sqrtm_p, gufunc=True))  # core axes last
 
 
 def sqrtm(A: ArrayLike) -> Array:
