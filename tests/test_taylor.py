@@ -456,14 +456,35 @@ def test_recurrences_on_plain_arrays(
 
 @pytest.mark.parametrize("f", [tnp.sin, tnp.cos])
 def test_zero_d_sin_cos_are_the_real_recurrences_to_the_bit(f: Callable[[Any], Any]) -> None:
-    """Real 0-d terms run sin/cos as the series of e^{ix} (complex numbers): exactly the
-    operations of the two real recurrences, so the terms equal the traced path's bits."""
+    """Real 0-d terms recur on Python numbers: the operations of the traced path, so the
+    terms equal its bits."""
     rng = np.random.default_rng(5)
     x = np.array(0.9)
     series = [[rng.uniform(-1, 1, ()) for _ in range(7)]]
     plain = T.jet(f, (x,), series)[1]
     traced = _traced_terms(f, (x,), series)
     np.testing.assert_array_equal(np.array(plain), np.array(traced))
+
+
+@pytest.mark.parametrize("f", [tnp.sin, tnp.cos])
+@pytest.mark.parametrize(
+    ("x0", "terms"),
+    [(0.0, [1.0, 0.0, 0.0, 0.0]), (0.5, [1e200, 0.0, 0.0]), (2.0, [-1e200, 0.0, 0.0])],
+    ids=["zeros", "overflow", "overflow-negative"],
+)
+def test_zero_d_sin_cos_equal_the_array_path_at_zeros_and_overflow(
+    f: Callable[[Any], Any], x0: float, terms: list[float]
+) -> None:
+    """A scalar's series and a 1-element array's are the same numbers, infinities and the
+    signs of zeros included (a complex e^{ix} recurrence once made NaNs of the infinities on
+    the scalar path only: the real part of ``1j * z`` is ``0 * z.real - z.imag``, NaN for an
+    infinite ``z.real``)."""
+    scalar = np.array(T.jet(f, (np.array(x0),), ([np.array(t) for t in terms],))[1])
+    with np.errstate(over="ignore"):  # (the array path's vecdot warns of the overflow)
+        array = T.jet(f, (np.array([x0]),), ([np.array([t]) for t in terms],))[1]
+    np.testing.assert_array_equal(scalar, np.array(array)[:, 0])
+    np.testing.assert_array_equal(np.signbit(scalar), np.signbit(np.array(array)[:, 0]))
+    assert not np.isnan(scalar).any()
 
 
 @pytest.mark.parametrize("f", _RECURRENCES, ids=_RECURRENCE_IDS)

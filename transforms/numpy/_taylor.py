@@ -173,8 +173,11 @@ def _result(ys: Any, layout: str, ans: Any) -> Any:
 def _convolve(w: Any, ys: Any, k: int) -> Any:
     """``sum_{j=1..k} w[j-1] * ys[k-j]``: ``w`` and ``ys`` lists (numbers or traced terms),
     or plain stacks (``ys`` holding rows 0..k-1)."""
-    if type(ys) is list:  # (the sum in order, without a leading 0: no extra traced add)
-        return reduce(add, map(mul, w, ys[k - 1 :: -1]))
+    if type(ys) is list:  # the sum in order
+        products = map(mul, w, ys[k - 1 :: -1])
+        if type(ys[0]) is float or type(ys[0]) is complex:  # numbers: from +0.0, as NumPy's
+            return reduce(add, products, 0.0)  # vecdot sums (-0.0 terms sum to +0.0 there)
+        return reduce(add, products)  # traced terms: no leading 0, no extra traced add
     if w.dtype.kind != "c":  # vecdot conjugates its first operand: a real one is itself
         # (NumPy's stubs do not know a gufunc's ``axis`` keyword)
         return np.vecdot(w[:k], ys[k - 1 :: -1], axis=0)  # type: ignore[call-overload]
@@ -438,15 +441,6 @@ def _sin_cos(order: int, s: Any, sin0: Any, cos0: Any) -> tuple[Any, Any, str]:
     their layout."""
     layout = _layout(sin0, (s,), (cos0,))
     jx = _times_orders(s, order, layout)
-    if layout is _NUMBERS and sin0.dtype.kind == "f":
-        # Real numbers: both at once, as the series of e^{ix} = cos x + i sin x, from
-        # k z_k = i sum_{j=1..k} j x_j z_{k-j}: half the operations. Python's complex
-        # product by a real weight, product by i and division by k do exactly the real
-        # recurrences' float operations, so the terms are the same to the last bit.
-        zs = [complex(cos0.item(), sin0.item())]
-        for k in range(1, order + 1):
-            zs.append(_convolve(jx, zs, k) * 1j / k)
-        return [z.imag for z in zs], [z.real for z in zs], layout
     sins, coss = _start(order, sin0, layout), _start(order, cos0, layout)
     for k in range(1, order + 1):
         _store(sins, k, _convolve(jx, coss, k) / k)
