@@ -18,7 +18,8 @@ from transforms.core.tree_util import PyTreeDef
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._construct import apply, construct
-from ._select import decide, leaves_of, safe_inputs, select as select_leaves
+from ._select import decide, leaves_of, run_branch, safe_inputs
+from ._select import select as select_leaves
 from ._signature import same_types
 
 __all__ = ["cond", "select", "select_n", "switch"]
@@ -43,11 +44,15 @@ def _branches(
         results: list[tuple[int, list[Any], PyTreeDef[Any]]] = []
         for b in sorted({int(v) for v in decision.values.flat}):
             safe = safe_inputs(decision, b, xs)
-            out, treedef = leaves_of(branches[b](*tree.unflatten(safe)))
+            out, treedef = leaves_of(run_branch(decision, branches[b], *tree.unflatten(safe)))
             if results:
                 same_types(
-                    f"{name}: branch {b}'s output", out, treedef,
-                    f"branch {results[0][0]}'s", results[0][1], results[0][2],
+                    f"{name}: branch {b}'s output",
+                    out,
+                    treedef,
+                    f"branch {results[0][0]}'s",
+                    results[0][1],
+                    results[0][2],
                 )
             results.append((b, out, treedef))
         acc = results[0][1]

@@ -90,7 +90,8 @@ def construct(name: str) -> Construct:
     defjvp_joint(primitive, _jvp)
     defvjp_argnum(primitive, _maker)
     defbatch(primitive, batch)
-    deftaylor(primitive, ode_rule(primitive))
+    derived: Primitive[Any] = primitive  # (the Taylor registry is typed for one result)
+    deftaylor(derived, ode_rule(derived))
     defsparsity_inline(primitive)
     return primitive
 

@@ -23,7 +23,7 @@ from transforms.core.tree_util import PyTreeDef
 from transforms.numpy._define import dtype_of
 
 from ._construct import apply, construct
-from ._select import batched, decide, leaves_of, safe_inputs, select
+from ._select import batched, decide, leaves_of, run_branch, safe_inputs, select
 from ._signature import carry_like
 
 __all__ = ["fori_loop", "while_loop"]
@@ -55,7 +55,7 @@ def _iterate(
             carry = carry_like(what, body_fun(tree.unflatten(carry)), carry, tree)
             continue
         safe = safe_inputs(decision, 1, carry)
-        new = carry_like(what, body_fun(tree.unflatten(safe)), carry, tree)
+        new = carry_like(what, run_branch(decision, body_fun, tree.unflatten(safe)), carry, tree)
         carry = select(decision.mask(1), new, carry)
 
 
@@ -82,7 +82,8 @@ def while_loop(cond_fun: Callable[[T], Any], body_fun: Callable[[T], T], init_va
     def run(*xs: Any) -> list[Any]:
         return _iterate("while_loop", cond_fun, body_fun, list(xs), tree)
 
-    return tree.unflatten(apply(while_loop_p, run, leaves))
+    out: T = tree.unflatten(apply(while_loop_p, run, leaves))
+    return out
 
 
 def fori_loop(
@@ -129,4 +130,5 @@ def fori_loop(
             carry = carry_like("fori_loop: body_fun's output", out, carry, tree)
         return carry
 
-    return tree.unflatten(apply(fori_loop_p, run, [counted[0], tnp.asarray(upper), *leaves]))
+    out: T = tree.unflatten(apply(fori_loop_p, run, [counted[0], tnp.asarray(upper), *leaves]))
+    return out

@@ -50,7 +50,11 @@ class _Ys:
             self.tree, self.template = tree, leaves
         else:
             same_types(
-                "scan: f's second output", leaves, tree, "its first step's", self.template,
+                "scan: f's second output",
+                leaves,
+                tree,
+                "its first step's",
+                self.template,
                 self.tree,
             )
         return leaves
@@ -83,8 +87,12 @@ def _steps(
 
 
 def _empty_ys(
-    f: Callable[[Any, Any], Any], carry: list[Any], carry_tree: PyTreeDef[Any],
-    xs: list[Any], x_tree: PyTreeDef[Any], ys: _Ys,
+    f: Callable[[Any, Any], Any],
+    carry: list[Any],
+    carry_tree: PyTreeDef[Any],
+    xs: list[Any],
+    x_tree: PyTreeDef[Any],
+    ys: _Ys,
 ) -> list[Any]:
     """The outputs of zero steps: ``f`` runs once on zeros to learn their shapes."""
     x = [np.zeros(shape_of(v)[1:], dtype=v.dtype) for v in xs]
@@ -153,7 +161,9 @@ def scan(
     if checkpoint is not False:
         segment = max(1, math.ceil(math.sqrt(n))) if checkpoint is True else int(checkpoint)
         if segment < 1:
-            raise ValueError(f"scan: checkpoint must be a bool or a positive integer, got {checkpoint}")
+            raise ValueError(
+                f"scan: checkpoint must be a bool or a positive integer, got {checkpoint}"
+            )
     nc = len(carry)
     ys = _Ys()
 
@@ -208,17 +218,25 @@ def map(f: Callable[[X], Y], xs: X, *, batch_size: int | None = None) -> Y:
     full = n - n % batch_size
     outs = []
     if full:
-        chunks = [tnp.reshape(x[:full], (full // batch_size, batch_size, *shape_of(x)[1:])) for x in leaves]
+        chunks = [
+            tnp.reshape(x[:full], (full // batch_size, batch_size, *shape_of(x)[1:]))
+            for x in leaves
+        ]
         ys = scan(lambda c, x: (c, vmap(f)(x)), (), tree.unflatten(chunks))[1]
         y_leaves, y_tree = leaves_of(ys)
         outs.append([tnp.reshape(y, (full, *shape_of(y)[2:])) for y in y_leaves])
     if full < n:
         rest, y_tree = leaves_of(vmap(f)(tree.unflatten([x[full:] for x in leaves])))
         outs.append(rest)
-    return y_tree.unflatten([tnp.concatenate(c) if len(c) > 1 else c[0] for c in zip(*outs)])
+    out: Y = y_tree.unflatten(
+        [tnp.concatenate(c) if len(c) > 1 else c[0] for c in zip(*outs, strict=True)]
+    )
+    return out
 
 
-def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0) -> Any:
+def associative_scan(
+    fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0
+) -> Any:
     """All prefix combinations ``fn(... fn(fn(e0, e1), e2) ..., ei)`` along ``axis`` for an
     associative ``fn`` (``jax.lax.associative_scan``), in ``log2(n)`` calls of ``fn`` on
     whole arrays (Hillis-Steele); ``fn(a, b)`` combines ``a``, which precedes ``b``.
@@ -243,8 +261,6 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     while offset < n:
         before = tree.unflatten([x[:-offset] for x in leaves])
         after = tree.unflatten([x[offset:] for x in leaves])
-        if reverse:
-            before, after = after, before
         combined, combined_tree = leaves_of(fn(before, after))
         if combined_tree != tree:
             raise TypeError("associative_scan: fn must return the structure of elems")

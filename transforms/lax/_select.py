@@ -9,25 +9,37 @@ selects per example (``where``), with two protections of the examples that do no
   example that does take it, so it never computes outside its domain (no ``sqrt`` of a
   negative number that the selection would then hide in the value but not in the derivative:
   the pullback of a zero cotangent through ``sqrt`` at ``-1`` is ``0 * nan``). A value the
-  branch closes over cannot be replaced: pass per-example values as operands;
+  branch closes over cannot be replaced: pass per-example values as operands.
+  Under nested ``vmap``s no single example can stand in: the operands' derivatives are
+  stopped for those examples instead (NaN-free still), and their arithmetic is not warned
+  about (``run_branch``);
 - ``select``: the branch's results of those examples are dropped, values and derivatives
   (``where``'s rules route each example's derivative to the branch it takes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.batching import BatchTracer
-from transforms.core import Tracer, concrete
+from transforms.batching import BatchTrace, BatchTracer
 from transforms.compose._custom import stop_gradient
+from transforms.core import Tracer, concrete
 from transforms.core.tree_util import tree_flatten
 
-__all__ = ["Decision", "as_array", "batched", "decide", "leaves_of", "safe_inputs", "select"]
+__all__ = [
+    "Decision",
+    "as_array",
+    "batched",
+    "decide",
+    "leaves_of",
+    "run_branch",
+    "safe_inputs",
+    "select",
+]
 
 
 def as_array(x: Any) -> Any:
@@ -58,10 +70,11 @@ class Decision:
     """A scalar predicate or index: ``uniform`` the value every example shares (``None``
     when they differ), ``values`` the values of all examples (with their batch axes)."""
 
-    __slots__ = ("batch", "uniform", "value", "values")
+    __slots__ = ("batch", "masked", "uniform", "value", "values")
 
     def __init__(self, value: Any, what: str) -> None:
         self.value = value  # the per-example predicate or index, as the user's code sees it
+        self.masked = False  # a branch ran on some examples' own out-of-domain operands
         if np.shape(value) != ():
             raise TypeError(f"{what} must be a scalar, got shape {np.shape(value)}")
         values = np.asarray(concrete(value))
@@ -103,11 +116,22 @@ def safe_inputs(decision: Decision, b: int, leaves: Sequence[Any]) -> list[Any]:
         if bt is None:  # the same for every example: in the domain of a branch some take
             out.append(x)
         elif src is not None and decision.batch is not None and bt._trace is decision.batch._trace:
-            stand_in = BatchTracer(bt._trace, tnp.take(bt.value, src, axis=bt.bdim), bt.bdim)
+            trace = cast(BatchTrace, bt._trace)  # a BatchTracer's trace is its BatchTrace
+            stand_in = BatchTracer(trace, tnp.take(bt.value, src, axis=bt.bdim), bt.bdim)
             out.append(stand_in if x is bt else tnp.where(decision.mask(b), x, stand_in))
         else:
             out.append(tnp.where(decision.mask(b), x, stop_gradient(x)))
+            decision.masked = True
     return out
+
+
+def run_branch(decision: Decision, branch: Callable[..., Any], *args: Any) -> Any:
+    """``branch(*args)``; where masking left examples their own operands (nested
+    batching), their out-of-domain arithmetic is not warned about: it is never selected."""
+    if not decision.masked:
+        return branch(*args)
+    with np.errstate(all="ignore"):
+        return branch(*args)
 
 
 def select(mask: Any, new: Sequence[Any], old: Sequence[Any]) -> list[Any]:
