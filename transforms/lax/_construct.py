@@ -53,19 +53,41 @@ def _impl(*leaves: Any, fun: Fun, memo: _Cotangents) -> tuple[Any, ...]:
 class _Cotangents:
     """One application's backward pass, shared by its operands' pullbacks: the function is
     recomputed once under ``vjp`` from the stored operands, and only when a cotangent arrives
-    (so its intermediates live during the backward pass only)."""
+    (so its intermediates live during the backward pass only). The result serves each
+    operand's pullback of one backward pass (the same cotangents: the engine gives each
+    pullback its own tuple, fresh zeros for unused outputs), then is released."""
 
-    __slots__ = ("cts", "result")
+    __slots__ = ("cts", "expected", "result", "served")
 
     def __init__(self) -> None:
-        self.cts: object = None
+        self.cts: tuple[Any, ...] | None = None
         self.result: tuple[Any, ...] = ()
+        self.expected: set[int] = set()
+        self.served: set[int] = set()
 
-    def of(self, fun: Fun, args: Sequence[Any], cts: Any) -> tuple[Any, ...]:
-        if cts is not self.cts:
+    def of(self, fun: Fun, args: Sequence[Any], cts: Any, argnum: int) -> Any:
+        held = self.cts
+        if held is None or argnum in self.served or not all(map(_same, cts, held)):
             _, pullback, _ = vjp_flat(lambda *xs: tuple(fun(*xs)), list(args), False, "lax")
-            self.result, self.cts = tuple(pullback(tuple(cts))), cts
-        return self.result
+            self.cts, self.served = tuple(cts), set()
+            self.result = tuple(pullback(self.cts))
+        result = self.result[argnum]
+        self.served.add(argnum)
+        if self.served >= self.expected:
+            self.cts, self.result = None, ()
+        return result
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two cotangents are the same: one object, or equal plain arrays (the zeros the
+    engine makes afresh for each pullback)."""
+    return a is b or (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+        and bool(np.array_equal(a, b))
+    )
 
 
 def _jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Fun, memo: _Cotangents) -> Any:
@@ -74,7 +96,8 @@ def _jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Fun, memo: _Cotange
 
 
 def _maker(argnum: int, ans: Any, *args: Any, fun: Fun, memo: _Cotangents) -> Any:
-    return lambda cts: memo.of(fun, args, cts)[argnum]
+    memo.expected.add(argnum)
+    return lambda cts: memo.of(fun, args, cts, argnum)
 
 
 def construct(name: str) -> Construct:
