@@ -1,8 +1,8 @@
 """transforms.lax against JAX and against Python loops (a script, not a test).
 
 Run from the repository root: ``python -m benchmarks.lax`` (about a minute; ``--quick`` for
-a smaller run). BLAS/OpenMP are pinned to one thread before NumPy loads, by importing the
-``benchmarks`` package (``benchmarks/_env.py``).
+a smaller run). BLAS/OpenMP are pinned to one thread before NumPy loads, by the
+``benchmarks`` package it runs in (``benchmarks/_env.py``).
 
 1. **Per-example Newton under vmap.** ``x**3 + x = b`` for 10,000 right-hand sides, each
    example iterating until its own residual is small (1 to 17 iterations): transforms'
@@ -32,7 +32,6 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-import benchmarks  # noqa: F401  (pins BLAS threads before NumPy loads)
 import numpy as np
 
 import transforms as T
