@@ -200,9 +200,19 @@ class _GuardTrace(Trace[_GuardTracer]):
 
 def guarded(fun: Fun, what: str) -> Fun:
     """``fun``, refusing (``TypeError`` naming ``what``) to read a traced value it closes
-    over, which the rules (run one level down, and recomputing) would treat as a constant."""
+    over, which the rules (run one level down, and recomputing) would treat as a constant.
 
-    def run(*leaves: Any) -> tuple[Any, ...]:
+    Only the first call is watched (the primal run, before any rule): every later one (a
+    rule's recomputation) runs the same code on the same values, so it reads the same
+    closed-over objects, none of them traced.
+    """
+    watched = False
+
+    def run(*leaves: Any) -> Sequence[Any]:
+        nonlocal watched
+        if watched:
+            return fun(*leaves)
+        watched = True
         with new_trace(lambda level: _GuardTrace(level, what)) as trace:
             out = fun(*[_GuardTracer(trace, x) for x in leaves])
             values = []

@@ -72,7 +72,12 @@ def _steps(
 ) -> list[Any]:
     """``length`` steps of ``f`` from ``carry`` over ``xs`` (leaves with a leading axis of
     ``length``): the final carry's leaves, then the stacked outputs' leaves."""
-    slices = [[tnp.reshape(p, shape_of(x)[1:]) for p in tnp.split(x, length)] for x in xs]
+    slices = [
+        list(x)  # plain: views, no operation to record
+        if type(x) is np.ndarray
+        else [tnp.reshape(p, shape_of(x)[1:]) for p in tnp.split(x, length)]
+        for x in xs
+    ]
     order = range(length - 1, -1, -1) if reverse else range(length)
     outputs: list[list[Any]] = []
     for i in order:

@@ -31,7 +31,7 @@ def same_types(
     """Raise ``TypeError`` unless ``leaves`` (of ``tree``) match ``expected`` in structure,
     shape and dtype."""
     if tree != expected_tree or any(
-        shape_of(a) != shape_of(b) or dtype_of(a) != dtype_of(b)
+        a is not b and (shape_of(a) != shape_of(b) or dtype_of(a) != dtype_of(b))
         for a, b in zip(leaves, expected, strict=True)
     ):
         raise TypeError(
