@@ -239,3 +239,15 @@ def _close(a: Any, b: Any) -> None:
     np.testing.assert_allclose(
         np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-12, atol=1e-12
     )
+
+
+def test_scan_edges_like_jax() -> None:
+    """Zero steps return the carry and empty outputs of the right shape; ``xs=None`` with
+    ``length``; ``map`` with a ``batch_size`` that does not divide the length."""
+    carry, ys = lax.scan(lambda c, x: (c + x, (c * x, tnp.stack([x, x]))), 1.0, np.zeros((0,)))
+    assert float(carry) == 1.0 and ys[0].shape == (0,) and ys[1].shape == (0, 2)
+    carry, ys = lax.scan(lambda c, _: (c * 2, c), 1.0, length=4)
+    assert float(carry) == 16.0 and ys.tolist() == [1.0, 2.0, 4.0, 8.0]
+    xs = np.arange(10.0).reshape(5, 2)
+    _close(lax.map(lambda r: r[0] * r[1], xs, batch_size=2), xs[:, 0] * xs[:, 1])
+    _close(lax.map(lambda r: r[0], np.zeros((0, 2)), batch_size=2), np.zeros(0))

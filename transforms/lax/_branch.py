@@ -18,7 +18,7 @@ from transforms.core.tree_util import PyTreeDef
 from transforms.numpy._define import dtype_of, shape_of
 
 from ._construct import apply, construct
-from ._select import decide, leaves_of, run_branch, safe_inputs
+from ._select import Decision, leaves_of, run_branch, safe_inputs
 from ._select import select as select_leaves
 from ._signature import same_types
 
@@ -36,7 +36,7 @@ def _branches(
     out_tree: list[PyTreeDef[Any]] = []
 
     def run(i: Any, *xs: Any) -> list[Any]:
-        decision = decide(i, f"{name}'s index")
+        decision = Decision(i, f"{name}'s index")
         if decision.uniform is not None:
             out, treedef = leaves_of(branches[decision.uniform](*tree.unflatten(xs)))
             out_tree[:] = [treedef]

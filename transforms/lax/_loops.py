@@ -23,7 +23,7 @@ from transforms.core.tree_util import PyTreeDef
 from transforms.numpy._define import dtype_of
 
 from ._construct import apply, construct
-from ._select import batched, decide, leaves_of, run_branch, safe_inputs, select
+from ._select import Decision, batched, leaves_of, run_branch, safe_inputs, select
 from ._signature import carry_like
 
 __all__ = ["fori_loop", "while_loop"]
@@ -47,7 +47,7 @@ def _iterate(
         pred = cond_fun(tree.unflatten(carry))
         if dtype_of(pred) != np.bool_:
             raise TypeError(f"{name}: cond_fun must return a boolean scalar, got {dtype_of(pred)}")
-        decision = decide(pred, f"{name}: cond_fun's output")
+        decision = Decision(pred, f"{name}: cond_fun's output")
         if decision.uniform == 0:
             return carry
         what = f"{name}: body_fun's output"

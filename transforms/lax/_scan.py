@@ -145,9 +145,8 @@ def scan(
         array([3., 2., 1.])
     """
     del _split_transpose
-    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:
-        if not isinstance(unroll, bool):
-            raise ValueError(f"scan: unroll must be a positive integer or a bool, got {unroll}")
+    if not isinstance(unroll, bool) and (not isinstance(unroll, int) or unroll < 1):
+        raise ValueError(f"scan: unroll must be a positive integer or a bool, got {unroll}")
     carry, carry_tree = leaves_of(init)
     x_leaves, x_tree = leaves_of(xs)
     lengths = set()
@@ -214,12 +213,12 @@ def map(f: Callable[[X], Y], xs: X, *, batch_size: int | None = None) -> Y:
         >>> lax.map(lambda row: tnp.sum(row**2), np.arange(6.0).reshape(3, 2))
         array([ 1., 13., 41.])
     """
-    if batch_size is None:
+    leaves, tree = leaves_of(xs)
+    n = shape_of(leaves[0])[0] if leaves else 0
+    if batch_size is None or n == 0:
         return scan(lambda c, x: (c, f(x)), (), xs)[1]
     if batch_size < 1:
         raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
-    leaves, tree = leaves_of(xs)
-    n = shape_of(leaves[0])[0]
     full = n - n % batch_size
     outs = []
     if full:

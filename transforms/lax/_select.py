@@ -32,9 +32,7 @@ from transforms.core.tree_util import tree_flatten
 
 __all__ = [
     "Decision",
-    "as_array",
     "batched",
-    "decide",
     "leaves_of",
     "run_branch",
     "safe_inputs",
@@ -42,14 +40,14 @@ __all__ = [
 ]
 
 
-def as_array(x: Any) -> Any:
+def _as_array(x: Any) -> Any:
     """A leaf as an array: Python numbers become 0-d arrays (tracers and arrays stay)."""
     return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
 
 
 def leaves_of(tree: Any) -> tuple[list[Any], Any]:
     leaves, treedef = tree_flatten(tree)
-    return [as_array(x) for x in leaves], treedef
+    return [_as_array(x) for x in leaves], treedef
 
 
 def batched(x: Any) -> bool:
@@ -98,10 +96,6 @@ class Decision:
         if takes.ndim != 1:
             return None
         return np.where(takes, np.arange(takes.size), int(np.argmax(takes)))
-
-
-def decide(value: Any, what: str) -> Decision:
-    return Decision(value, what)
 
 
 def safe_inputs(decision: Decision, b: int, leaves: Sequence[Any]) -> list[Any]:
