@@ -108,6 +108,12 @@ def test_while_loop_frozen_examples_never_leave_the_body_domain() -> None:
     _close(T.vmap(f)(x), [float(unrolled(v)) for v in x])
     _close(T.vmap(T.grad(f))(x), [float(T.grad(unrolled)(v)) for v in x])
     _close(T.vmap(T.hessian(f))(x), [float(T.hessian(unrolled)(v)) for v in x])
+    # nested vmaps: no example can stand in, the finished ones are masked instead
+    xs = np.array([[10.0, 0.5], [50.0, 1.2]])
+    ref = [[float(T.grad(unrolled)(v)) for v in row] for row in xs]
+    _close(T.vmap(T.vmap(f))(xs), [[float(unrolled(v)) for v in row] for row in xs])
+    _close(T.vmap(T.vmap(T.grad(f)))(xs), ref)
+    _close(T.grad(lambda xs: tnp.sum(T.vmap(T.vmap(f))(xs)))(xs), ref)
 
 
 def test_fori_loop_with_per_example_bounds() -> None:
