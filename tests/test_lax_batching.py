@@ -257,3 +257,39 @@ def test_scan_edges_like_jax() -> None:
     xs = np.arange(10.0).reshape(5, 2)
     _close(lax.map(lambda r: r[0] * r[1], xs, batch_size=2), xs[:, 0] * xs[:, 1])
     _close(lax.map(lambda r: r[0], np.zeros((0, 2)), batch_size=2), np.zeros(0))
+
+
+def test_no_branch_on_a_linear_map_being_transposed() -> None:
+    """Forward mode transposes a custom_vjp's bwd: a lax.cond on its cotangent would trace
+    one branch of a map that must be linear, so it is refused, as a Python ``if`` is."""
+
+    @T.custom_vjp
+    def f(x: Any) -> Any:
+        return x * 2.0
+
+    f.defvjp(
+        lambda x: (x * 2.0, None),
+        lambda _, ct: (lax.cond(ct > 0, lambda c: c * 2.0, lambda c: c * 3.0, ct),),
+    )
+    assert float(T.grad(f)(1.0)) == 2.0
+    with pytest.raises(T.ConcretizationTypeError):
+        T.jvp(f, (1.0,), (1.0,))
+
+
+def test_importable_as_jax_spells_it() -> None:
+    import transforms.lax as lax_module
+
+    assert T.lax is lax_module is lax
+    assert set(lax.__all__) == {
+        "associative_scan",
+        "cond",
+        "fori_loop",
+        "map",
+        "scan",
+        "select",
+        "select_n",
+        "stop_gradient",
+        "switch",
+        "while_loop",
+    }
+    assert lax.stop_gradient is T.stop_gradient

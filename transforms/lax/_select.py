@@ -27,7 +27,7 @@ import numpy as np
 import transforms.numpy as tnp
 from transforms.batching import BatchTrace, BatchTracer
 from transforms.compose._custom import stop_gradient
-from transforms.core import Tracer, concrete
+from transforms.core import Tracer, concrete, refuse_concrete
 from transforms.core.tree_util import tree_flatten
 
 __all__ = [
@@ -75,6 +75,7 @@ class Decision:
         self.masked = False  # a branch ran on some examples' own out-of-domain operands
         if np.shape(value) != ():
             raise TypeError(f"{what} must be a scalar, got shape {np.shape(value)}")
+        refuse_concrete(value, "bool()")  # a linear map being transposed has no branches
         values = np.asarray(concrete(value))
         self.values = values
         self.batch = _batch_tracer(value)
