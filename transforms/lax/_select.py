@@ -46,6 +46,7 @@ def _as_array(x: Any) -> Any:
 
 
 def leaves_of(tree: Any) -> tuple[list[Any], Any]:
+    """The leaves of a pytree as arrays, and its structure."""
     leaves, treedef = tree_flatten(tree)
     return [_as_array(x) for x in leaves], treedef
 
