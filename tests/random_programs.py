@@ -5,7 +5,8 @@ applies one function of the table to earlier nodes, so inputs are reused and sub
 shared (the node graph is a DAG), and the output gathers every node that nothing else used.
 It is an ordinary Python function: ``program(*xs)`` evaluates it (on NumPy arrays, where
 ``transforms.numpy`` falls through to NumPy, or on tracers), ``program.vectorized(*xs)`` is
-the same function with its Python branches replaced by ``tnp.where`` (what ``vmap`` needs).
+the same function with its Python branches replaced by ``tnp.where`` (what ``vmap`` needs),
+``program.structured(*xs)`` with them written as ``transforms.lax.cond``.
 
 The table (``ENTRIES``) has three kinds of rows:
 
@@ -61,6 +62,7 @@ from strategies import REAL, Domain, Shape, axes_arg, seeds
 
 import transforms as T
 import transforms.numpy as tnp
+from transforms import lax
 from transforms.core import Tracer
 
 __all__ = [
@@ -297,6 +299,7 @@ class Node:
     args: tuple[int, ...]
     vectorized_fn: Callable[..., Any] | None = None
     entry: str = ""
+    structured_fn: Callable[..., Any] | None = None  # a branch as transforms.lax.cond
 
 
 @dataclass
@@ -318,13 +321,17 @@ class Program:
     def point(self) -> tuple[np.ndarray, ...]:
         return self.examples[0]
 
-    def _run(self, xs: Sequence[Any], vectorized: bool) -> Any:
+    def _run(self, xs: Sequence[Any], form: str = "python") -> Any:
         if len(xs) != self.n_inputs:
             raise TypeError(f"this program takes {self.n_inputs} inputs, got {len(xs)}")
         # on NumPy values, a 0-d result is a NumPy scalar: keep 0-d arrays, as generation did
         values: list[Any] = [np.asarray(x) if isinstance(x, np.generic) else x for x in xs]
         for node in self.nodes[self.n_inputs :]:
-            fn = node.vectorized_fn if vectorized and node.vectorized_fn is not None else node.fn
+            fn = node.fn
+            if form == "vectorized" and node.vectorized_fn is not None:
+                fn = node.vectorized_fn
+            elif form == "structured" and node.structured_fn is not None:
+                fn = node.structured_fn
             args = [values[a] for a in node.args]
             try:
                 value = fn(*args)
@@ -336,11 +343,15 @@ class Program:
         return values[-1]
 
     def __call__(self, *xs: Any) -> Any:
-        return self._run(xs, vectorized=False)
+        return self._run(xs)
 
     def vectorized(self, *xs: Any) -> Any:
         """The same function, with each Python branch replaced by ``tnp.where``."""
-        return self._run(xs, vectorized=True)
+        return self._run(xs, "vectorized")
+
+    def structured(self, *xs: Any) -> Any:
+        """The same function, with each Python branch written as ``transforms.lax.cond``."""
+        return self._run(xs, "structured")
 
     def batched_inputs(self) -> tuple[np.ndarray, ...]:
         """The examples stacked along each input's ``in_axes`` (the point for ``None``)."""
@@ -479,12 +490,13 @@ class _Builder:
         args: tuple[int, ...],
         vectorized_fn: Callable[..., Any] | None = None,
         entry: str = "",
+        structured_fn: Callable[..., Any] | None = None,
     ) -> int:
         """Append a node (evaluated on every example), rescaled if it grew too large."""
         outs = self._evaluate(fn, args)
         if vectorized_fn is not None:
             self._evaluate(vectorized_fn, args)  # both arms must be in-domain for where
-        self.nodes.append(Node(text, fn, args, vectorized_fn, entry))
+        self.nodes.append(Node(text, fn, args, vectorized_fn, entry, structured_fn))
         self.values.append(outs)
         self.used.update(args)
         i = len(self.nodes) - 1
@@ -647,11 +659,14 @@ class _Builder:
         def vectorized_fn(a: Any, x: Any, y: Any) -> Any:
             return tnp.where(reduce(a) > c, f_then(x), f_else(y))
 
+        def structured_fn(a: Any, x: Any, y: Any) -> Any:
+            return lax.cond(reduce(a) > c, lambda x, y: f_then(x), lambda x, y: f_else(y), x, y)
+
         text = (
             f"{then_e.name}(v{u}{_fmt_params(p1)}) if {what} > {c!r} "
             f"else {else_e.name}(v{u2}{_fmt_params(p2)})"
         )
-        return self.add(text, fn, (v, u, u2), vectorized_fn, entry="branch")
+        return self.add(text, fn, (v, u, u2), vectorized_fn, "branch", structured_fn)
 
     def finish(self) -> None:
         """The output: the last node plus a multiple of every node nothing used."""

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, event, given, note, settings
 from hypothesis import strategies as st
 from random_programs import (
+    BRANCH,
     ENTRIES,
     NATIVE,
     ROWS,
@@ -233,6 +234,48 @@ def test_random_program(program: Program, seed: int) -> None:
 @given(program=programs(max_nodes=10, weights=(4, 0, 3)), seed=st.integers(0, 2**32 - 1))
 def test_random_program_of_native_entries_and_branches(program: Program, seed: int) -> None:
     check_program(program, seed)
+
+
+def check_structured(program: Program, seed: int) -> None:
+    """``program.structured`` (each branch a ``transforms.lax.cond``) is the program: the same
+    Jacobians and Hessians as its Python branches, and under ``vmap`` the loop over the
+    examples, per-example gradients included (each example takes its own branch)."""
+    note(repr(program))
+    xs, argnums = program.point, _argnums(program)
+    for jacobian in (T.jacfwd, T.jacrev):
+        got = jacobian(program.structured, argnums=argnums)(*xs)
+        want = jacobian(program, argnums=argnums)(*xs)
+        for i in range(program.n_inputs):
+            _close(got[i], want[i], 1e-12, f"{jacobian.__name__} of lax.cond, input {i}")
+    rng = np.random.default_rng(seed)
+    y = np.asarray(program(*xs))
+    w, c = rng.uniform(-1, 1, y.shape), rng.uniform(-1, 1, y.shape)
+    h_got = T.hessian(_scalarised(program.structured, w, c), argnums=argnums)(*xs)
+    h_want = T.hessian(_scalarised(program, w, c), argnums=argnums)(*xs)
+    for i in range(program.n_inputs):
+        for j in range(program.n_inputs):
+            _close(h_got[i][j], h_want[i][j], 1e-10, f"hessian of lax.cond, inputs {i}, {j}")
+    batched, in_axes = program.batched_inputs(), program.in_axes
+    looped = np.stack([np.asarray(program(*ex)) for ex in program.examples])
+    _close(T.vmap(program.structured, in_axes=in_axes)(*batched), looped, VMAP_RTOL, "vmap")
+    loop_grads = [
+        T.grad(_scalarised(program, w, c), argnums=argnums)(*ex) for ex in program.examples
+    ]
+    vmap_grads = T.vmap(
+        T.grad(_scalarised(program.structured, w, c), argnums=argnums), in_axes=in_axes
+    )(*batched)
+    for i in range(program.n_inputs):
+        expected = np.stack([np.asarray(gr[i]) for gr in loop_grads])
+        _close(vmap_grads[i], expected, VMAP_RTOL * 100, f"vmap(grad) of lax.cond, input {i}")
+
+
+@settings(max_examples=max(EXAMPLES // 3, 5), deadline=None, suppress_health_check=_SLOW_IS_FINE)
+@given(
+    program=programs(max_nodes=8, weights=(4, 2, 4), force=BRANCH),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_random_program_with_lax_cond(program: Program, seed: int) -> None:
+    check_structured(program, seed)
 
 
 # ---- the table ---------------------------------------------------------------------------------

@@ -9,8 +9,9 @@
   differentiated in every mode and nesting. Interpreters that evaluate non-differentiable
   primitives too (``vmap``) need their rule for those as well;
 - every differentiable primitive of a NumPy-like namespace is reached by some row of the
-  table, so a new primitive without a row fails here (``compose``'s primitives, which call
-  the user's rules, are tested by the custom-rule tests instead);
+  table, so a new primitive without a row fails here (``compose``'s and ``lax``'s
+  primitives, which call the user's functions, are tested by the custom-rule and lax tests
+  instead);
 - every differentiable function of ``transforms.numpy.__all__`` and every tracer operator is
   named in some row's ``covers``; the non-differentiable ones are listed in
   ``op_specs.NONDIFFERENTIABLE`` and checked to carry no derivative.
@@ -65,8 +66,12 @@ def _library_primitives() -> dict[str, Primitive]:
 
 PRIMITIVES = _library_primitives()
 DIFFERENTIABLE = {name: p for name, p in PRIMITIVES.items() if p.differentiable}
+# compose's and lax's primitives apply the user's functions: their rules are those of the
+# functions, tested by the custom-rule and lax tests (tests/test_lax*.py) instead of a row.
 NEEDS_ROW = {
-    n: p for n, p in DIFFERENTIABLE.items() if not p.module.startswith("transforms.compose")
+    n: p
+    for n, p in DIFFERENTIABLE.items()
+    if not p.module.startswith(("transforms.compose", "transforms.lax"))
 }
 INTERPRETERS = {i.name: i for i in interpreters()}
 

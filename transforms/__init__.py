@@ -9,6 +9,7 @@ Example:
 """
 
 from . import flatten_util as flatten_util
+from . import lax as lax
 from . import numpy as numpy
 from . import tree_util as tree_util
 from .compose import Program as Program
@@ -81,6 +82,7 @@ __all__ = [
     "jacrev",
     "jet",
     "jvp",
+    "lax",
     "linearize",
     "make_trace",
     "NoRuleError",

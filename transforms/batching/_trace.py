@@ -51,8 +51,10 @@ class BatchTracer(Tracer):
 
     def __bool__(self) -> NoReturn:
         raise TracerBoolConversionError(
-            "vmap: bool() of a batched value: Python control flow cannot branch per example. "
-            "Use tnp.where to select per example instead."
+            "vmap: bool() of a batched value: Python control flow (if, while) cannot branch "
+            "per example. Use transforms.lax.cond (or lax.switch) for a per-example if, "
+            "transforms.lax.while_loop for a per-example while, or tnp.where to select per "
+            "example."
         )
 
 
