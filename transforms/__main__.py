@@ -68,7 +68,9 @@ def softplus(x: T.Array) -> T.Array:
 
 
 @softplus.defjvp
-def _softplus_jvp(primals: list[T.Array], tangents: list[T.Array]) -> tuple[T.Array, T.Array]:
+def _softplus_jvp(
+    primals: tuple[T.Array, ...], tangents: tuple[T.Array, ...]
+) -> tuple[T.Array, T.Array]:
     (x,), (t,) = primals, tangents
     return softplus(x), t / (1 + tnp.exp(-x))  # sigmoid, written with tnp: it nests
 
