@@ -168,6 +168,20 @@ y_sin, sin_pullback = T.vjp(tnp.sin, X)  # a NumPy function: an ArrayLike parame
 assert_type(sin_pullback(np.ones_like(X))[0], npt.NDArray[np.float64])
 
 
+def predict_at(w: Array) -> Array:
+    return predict(Params(w, params.b), X)
+
+
+def predict_and_stats(w: Array) -> tuple[Array, Stats]:
+    return loss_with_stats(Params(w, params.b), X, y)
+
+
+y_jet, (dy, d2y) = T.jet(predict_at, (params.w,), ([direction.w, np.zeros(3)],))
+assert_type(y_jet, Array)  # Taylor mode: an array output and its derivatives, a list
+assert_type(dy, Array)
+assert_type(T.jet(predict_and_stats, (params.w,), ([direction.w],))[0], tuple[Array, Stats])
+
+
 # ---- custom rules, as decorators -------------------------------------------------------
 @T.custom_jvp
 def softplus(x: Array) -> Array:
