@@ -447,6 +447,55 @@ def test_custom_vjp_wrong_number_of_cotangents() -> None:
         T.grad(f)(np.array(1.0), np.array(2.0))
 
 
+def _tangent_only(t: Any) -> Any:
+    return 2 * t
+
+
+def _autograd_style(t: Any, ans: Any, x: Any) -> Any:
+    return 2 * tnp.cos(x) * t
+
+
+@pytest.mark.parametrize(
+    ("define", "message"),
+    [
+        (lambda: T.custom_jvp(tnp.sin).defjvp(_tangent_only), r"\(primals, tangents\)"),
+        (lambda: T.custom_jvp(tnp.sin).defjvp(_autograd_style), r"cannot take 2 positional"),
+        (
+            lambda: T.custom_jvp(lambda k, x: k * x, nondiff_argnums=(0,)).defjvp(
+                lambda p, t: (p[0], t[0])
+            ),
+            r"the 1 static argument\(s\) \(nondiff_argnums\) first",
+        ),
+        (
+            lambda: T.custom_vjp(tnp.sin).defvjp(lambda x: (tnp.sin(x), x), _tangent_only),
+            r"\(residuals, ct\)",
+        ),
+        (
+            lambda: T.custom_vjp(lambda k, x: k * x, nondiff_argnums=(0,)).defvjp(
+                lambda k, x: (k * x, None), lambda _, ct: (ct,)
+            ),
+            r"cannot take 3 positional",
+        ),
+    ],
+    ids=["jvp-tangent-only", "jvp-autograd-style", "jvp-no-static", "bwd-one-arg", "bwd-no-static"],
+)
+def test_rule_of_the_wrong_arity_is_refused_when_defined(
+    define: Callable[[], object], message: str
+) -> None:
+    # Before, each was accepted and failed at its first use, inside a transform.
+    with pytest.raises(TypeError, match=message):
+        define()
+
+
+def test_rules_taking_varargs_or_defaults_are_accepted() -> None:
+    f = T.custom_jvp(tnp.sin)
+    f.defjvp(lambda *pt: (f(pt[0][0]), 2 * tnp.cos(pt[0][0]) * pt[1][0]))  # the 2: rule used
+    close(T.grad(f)(0.3), 2 * np.cos(0.3))
+    g = T.custom_vjp(lambda k, x: k * x, nondiff_argnums=(0,))
+    g.defvjp(lambda k, x: (k * x, None), lambda k, res, ct, extra=3: (extra * k * ct,))
+    close(T.grad(lambda x: g(2.0, x))(0.3), 6.0)
+
+
 # ---------------------------------------------------------------------------------------
 # pytree outputs: x -> (sin x, {"c": cos x}) whose rules say d(sin) = 2 cos, d(cos) = -3 sin
 # ---------------------------------------------------------------------------------------
@@ -582,15 +631,14 @@ def test_pytree_output_with_nondiff_argnums_and_a_namedtuple() -> None:
         scaled: Any
         shifted: Any
 
-    @T.custom_vjp
-    def f(k: float, x: Any) -> Any:
+    def scaled_shifted(k: float, x: Any) -> Any:
         return Out(k * x, x + k)
 
+    f = T.custom_vjp(scaled_shifted, nondiff_argnums=(0,))
     f.defvjp(
         lambda k, x: (f(k, x), None),
         lambda k, _, ct: (5 * k * ct.scaled + ct.shifted,),  # 5: the rule is used
     )
-    f.nondiff_argnums = (0,)
     out = f(2.0, XV)
     assert type(out) is Out
     close(T.grad(lambda x: tnp.sum(f(2.0, x).scaled + f(2.0, x).shifted))(XV), 11 * np.ones(3))

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
+
+import transforms
+from transforms.core import Primitive, all_primitives
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
@@ -18,3 +23,43 @@ def test_readme_has_examples() -> None:
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_block_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
     exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), {"__name__": "readme"})
+
+
+def _primitives_by_namespace() -> dict[str, list[Primitive]]:
+    """The library's primitives (every module imported), by the namespace the README counts."""
+    for info in pkgutil.walk_packages(transforms.__path__, prefix="transforms."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    found: dict[str, list[Primitive]] = {}
+    for p in all_primitives():
+        if p.module.startswith("transforms.numpy"):
+            key = "numpy" if p.differentiable else "numpy, non-differentiable"
+        elif p.module.startswith("transforms.scipy._"):  # scipy.special's families
+            key = "scipy.special"
+        elif p.module.split(".")[:3] in (
+            ["transforms", "scipy", "linalg"],
+            ["transforms", "scipy", "signal"],
+            ["transforms", "scipy", "integrate"],
+        ):
+            key = "scipy linalg, signal, integrate"
+        else:
+            continue
+        found.setdefault(key, []).append(p)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("namespace", "claim"),
+    [
+        ("numpy", r"(\d+) differentiable primitives, each with a JVP rule"),
+        ("numpy, non-differentiable", r"(\d+) non-differentiable primitives"),
+        ("scipy.special", r"(\d+) primitives,\s+each SciPy's own ufunc"),
+        ("scipy linalg, signal, integrate", r"(\d+) more primitives, each a row"),
+    ],
+)
+def test_readme_counts_the_primitives_there_are(namespace: str, claim: str) -> None:
+    # The README's counts, against the registry of every primitive a module defines (the
+    # one tests/test_rule_coverage.py walks): a primitive added or removed updates them.
+    match = re.search(claim, README.read_text())
+    assert match is not None, claim
+    assert int(match[1]) == len(_primitives_by_namespace().get(namespace, []))

@@ -1,7 +1,8 @@
 """``python -m transforms``: the range of the library in one second, every result checked.
 
 Each line computes a derivative with a transform — a gradient and a Hessian of a
-logistic-regression loss (two ways), a Hessian-vector product, per-example gradients, a
+logistic-regression loss (``hessian``, which is reverse over reverse, and forward over
+reverse), a Hessian-vector product (reverse over forward), per-example gradients, a
 custom JVP rule differentiated twice, a custom VJP, complex derivatives — and compares it
 with its closed form, printing the largest error. Newton's method then uses the Hessian.
 The exit code is 0 only if every comparison is within tolerance and Newton converges.
@@ -68,7 +69,9 @@ def softplus(x: T.Array) -> T.Array:
 
 
 @softplus.defjvp
-def _softplus_jvp(primals: list[T.Array], tangents: list[T.Array]) -> tuple[T.Array, T.Array]:
+def _softplus_jvp(
+    primals: tuple[T.Array, ...], tangents: tuple[T.Array, ...]
+) -> tuple[T.Array, T.Array]:
     (x,), (t,) = primals, tangents
     return softplus(x), t / (1 + tnp.exp(-x))  # sigmoid, written with tnp: it nests
 
@@ -105,15 +108,15 @@ def checks(X: F64, y: F64, w: F64) -> list[tuple[str, str, float]]:
     z = 1.0 + 2.0j
     return [
         ("gradient of a logistic loss", "grad", max_err(T.grad(loss)(w), g)),
-        ("its Hessian", "hessian (fwd over rev)", max_err(T.hessian(loss)(w), H)),
+        ("its Hessian", "hessian (rev over rev)", max_err(T.hessian(loss)(w), H)),
         (
-            "the Hessian, reverse over reverse",
-            "jacrev(jacrev)",
-            max_err(T.jacrev(T.jacrev(loss))(w), H),
+            "the Hessian, forward over reverse",
+            "jacfwd(jacrev)",
+            max_err(T.jacfwd(T.jacrev(loss))(w), H),
         ),
         (
             "Hessian-vector product",
-            "hvp (no Hessian built)",
+            "hvp (rev over fwd)",
             max_err(T.hvp(loss, (w,), (v,))[1][0], H @ v),
         ),
         (

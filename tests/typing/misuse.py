@@ -39,6 +39,27 @@ def loss_to_dict(x: Array) -> dict[str, Array]:
 def concrete_only(a: npt.NDArray[np.float64]) -> None: ...
 
 
+def tnp_tanh(x: Array) -> Array:
+    return tnp.tanh(x)
+
+
+def tangent_only_jvp(t: Array) -> tuple[Array, Array]:
+    return t, t
+
+
+def autograd_style_jvp(t: Array, ans: Array, x: Array) -> Array:
+    return t * (1 - ans**2)
+
+
+def tanh_fwd(x: Array) -> tuple[Array, tuple[Array, Array]]:
+    ans = tnp.tanh(x)
+    return ans, (x, ans)
+
+
+def bwd_of_other_residuals(ans: Array, ct: Array) -> tuple[Array]:
+    return (ct * (1 - ans**2),)
+
+
 params = Params(np.zeros(3), np.array(0.0))
 X, y = np.ones((4, 3)), np.ones(4)
 g = T.grad(loss)(params, X, y)
@@ -88,6 +109,10 @@ f_jvp(params, X)  # type: ignore[call-arg]
 f_jvp(X, X, y)  # type: ignore[arg-type]
 # custom rules keep the function's signature; tree_map keeps the tree's type
 T.custom_jvp(loss)(params, X)  # type: ignore[call-arg]
+# a JVP rule takes (primals, tangents); a bwd takes the residuals its fwd returns
+T.custom_jvp(tnp_tanh).defjvp(tangent_only_jvp)  # type: ignore[type-var, arg-type]
+T.custom_jvp(tnp_tanh).defjvp(autograd_style_jvp)  # type: ignore[type-var, arg-type]
+T.custom_vjp(tnp_tanh).defvjp(tanh_fwd, bwd_of_other_residuals)  # type: ignore[misc]
 T.tree_util.tree_map(lambda p: p * 2, params).v  # type: ignore[attr-defined]
 # a value that may be traced is not a concrete ndarray: np.asarray(g) says so, and checks
 concrete_only(T.grad(loss, argnums=1)(params, X, y))  # type: ignore[arg-type]

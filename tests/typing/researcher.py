@@ -168,6 +168,20 @@ y_sin, sin_pullback = T.vjp(tnp.sin, X)  # a NumPy function: an ArrayLike parame
 assert_type(sin_pullback(np.ones_like(X))[0], npt.NDArray[np.float64])
 
 
+def predict_at(w: Array) -> Array:
+    return predict(Params(w, params.b), X)
+
+
+def predict_and_stats(w: Array) -> tuple[Array, Stats]:
+    return loss_with_stats(Params(w, params.b), X, y)
+
+
+y_jet, (dy, d2y) = T.jet(predict_at, (params.w,), ([direction.w, np.zeros(3)],))
+assert_type(y_jet, Array)  # Taylor mode: an array output and its derivatives, a list
+assert_type(dy, Array)
+assert_type(T.jet(predict_and_stats, (params.w,), ([direction.w],))[0], tuple[Array, Stats])
+
+
 # ---- custom rules, as decorators -------------------------------------------------------
 @T.custom_jvp
 def softplus(x: Array) -> Array:
@@ -175,7 +189,7 @@ def softplus(x: Array) -> Array:
 
 
 @softplus.defjvp
-def softplus_jvp(primals: list[Array], tangents: list[Array]) -> tuple[Array, Array]:
+def softplus_jvp(primals: tuple[Array, ...], tangents: tuple[Array, ...]) -> tuple[Array, Array]:
     (x,), (t,) = primals, tangents
     return softplus(x), t / (1 + tnp.exp(-x))
 
@@ -195,6 +209,57 @@ def clip_bwd(_: None, ct: Array) -> tuple[Array]:
 
 clip_gradient.defvjp(clip_fwd, clip_bwd)
 assert_type(softplus(X), Array)
+assert_type(softplus_jvp((X,), (X,)), tuple[Array, Array])  # the rule keeps its arrays
+
+
+def _scaled_tanh(scale: float, x: Array) -> Array:
+    return scale * tnp.tanh(x)
+
+
+scaled_tanh = T.custom_jvp(_scaled_tanh, nondiff_argnums=(0,))
+
+
+@scaled_tanh.defjvp  # a static argument first: the rule takes it first too
+def scaled_tanh_jvp(
+    scale: float, primals: tuple[Array, ...], tangents: tuple[Array, ...]
+) -> tuple[Array, Array]:
+    (x,), (t,) = primals, tangents
+    return scaled_tanh(scale, x), scale * t * (1 - tnp.tanh(x) ** 2)
+
+
+assert_type(scaled_tanh_jvp(2.0, (y,), (y,)), tuple[Array, Array])
+
+
+def scaled_total(x: Array) -> Array:
+    return tnp.sum(scaled_tanh(2.0, x))
+
+
+assert_type(T.grad(scaled_total)(y), Array)
+
+
+@T.custom_vjp  # residuals of fwd's type reach bwd: a bwd of other residuals is an error
+def normalize(v: Array) -> Array:
+    return v / tnp.linalg.norm(v)
+
+
+def normalize_fwd(v: Array) -> tuple[Array, tuple[Array, Array]]:
+    n = tnp.linalg.norm(v)
+    return v / n, (v / n, n)
+
+
+def normalize_bwd(res: tuple[Array, Array], ct: Array) -> tuple[Array]:
+    u, n = res
+    return ((ct - u * tnp.sum(u * ct)) / n,)
+
+
+normalize.defvjp(normalize_fwd, normalize_bwd)
+
+
+def first_direction(v: Array) -> Array:
+    return normalize(v)[0]
+
+
+assert_type(T.grad(first_direction)(y), Array)
 
 
 def smooth_total(x: Array) -> Array:
@@ -234,6 +299,22 @@ assert_type(tnp.linalg.qr(X, mode="r"), Array)
 assert_type(tnp.linalg.slogdet(gram).logabsdet, Array)
 assert_type(tnp.linalg.norm(X), Array)
 assert_type(tnp.linalg.eigh(gram).eigenvalues, Array)
+Q, R = tnp.linalg.qr(X)  # every factor an Array, unpacked or by name, as NumPy names them
+assert_type(Q, Array)
+assert_type(R, Array)
+assert_type(tnp.linalg.qr(X, mode="complete").R, Array)
+assert_type(tnp.linalg.qr(X, mode="raw"), tuple[Array, Array])
+assert_type(U, Array)
+assert_type(Vh, Array)
+w_eig, v_eig = tnp.linalg.eigh(gram)
+assert_type(v_eig, Array)
+assert_type(tnp.linalg.eig(gram).eigenvectors, Array)
+assert_type(tnp.linalg.slogdet(gram).sign, Array)
+x_ls, residuals_ls, rank_ls, s_ls = tnp.linalg.lstsq(X, y)
+assert_type(x_ls, Array)
+assert_type(residuals_ls, Array)
+assert_type(rank_ls, Array)
+assert_type(tnp.linalg.lstsq(X, y).s, Array)
 assert_type(tnp.fft.rfft(y), Array)
 assert_type(tnp.logsumexp(y), Array)
 assert_type(tnp.logsumexp(y, return_sign=True), tuple[Array, Array])

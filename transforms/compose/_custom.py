@@ -29,8 +29,9 @@ the mismatch, never a tangent broadcast into a wrong shape.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -59,6 +60,20 @@ __all__ = ["custom_jvp", "custom_vjp", "stop_gradient"]
 P = ParamSpec("P")
 R = TypeVar("R")
 Tree = TypeVar("Tree")
+
+# The rules' signatures, for the checkers. A JVP rule takes the primals and the tangents (a
+# tuple each, one entry per non-static argument), after the static ``nondiff_argnums``
+# arguments, and returns ``(primal_out, tangent_out)``, both of the function's result type;
+# a bwd rule takes the residuals of its fwd and the output's cotangent, after the static
+# arguments. Each is typed by its arity, without and with up to three static arguments (a
+# rule with more takes them as ``*static``): a tangent-only rule, or a bwd whose residuals
+# are not fwd's, is then a type error, and ``defjvp`` gives back a rule typed by its result.
+Primals = TypeVar("Primals", bound=Sequence[Any])
+Tangents = TypeVar("Tangents", bound=Sequence[Any])
+Residuals = TypeVar("Residuals")
+S1 = TypeVar("S1")
+S2 = TypeVar("S2")
+S3 = TypeVar("S3")
 
 
 def _split(args: Sequence[Any], nondiff: tuple[int, ...]) -> tuple[list[Any], list[Any]]:
@@ -127,6 +142,28 @@ def _per_example_error(name: str, rule: str, variable: str, fix: str) -> TracerB
         f"run per example when the {variable}s are batched (vmap, jacfwd, jacrev, hessian "
         f"batch them). Fix: {fix}"
     )
+
+
+def _require_arity(rule: Callable[..., Any], count: int, owner: str, expected: str) -> None:
+    """Refuse, when it is defined, a rule that cannot take its ``count`` positional arguments
+    (a tangent-only JVP rule, say), rather than at its first use, deep in a transform. A
+    callable whose signature cannot be read (a builtin) is taken as it is."""
+    try:
+        signature = inspect.signature(rule)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        name = getattr(rule, "__name__", type(rule).__name__)
+        raise TypeError(
+            f"{owner}: its {expected}; {name}{signature} cannot take {count} positional arguments"
+        ) from None
+
+
+def _static_first(nondiff: tuple[int, ...], then: str) -> str:
+    count = len(nondiff)
+    return f"the {count} static argument(s) (nondiff_argnums) first, then {then}" if count else then
 
 
 # ---- the output record --------------------------------------------------------------------
@@ -275,10 +312,11 @@ class custom_jvp(Generic[P, R]):
         >>> T.grad(T.grad(log1pexp))(0.0)  # the rule is differentiated too: sigmoid'(0)
         array(0.25)
 
-    The rule receives ``(primals, tangents)`` (lists, one entry per non-static argument;
+    The rule receives ``(primals, tangents)`` (tuples, one entry per non-static argument;
     static ``nondiff_argnums`` arguments come first, positionally) and returns
-    ``(primal_out, tangent_out)``. It must be linear in the tangents and written with
-    ``transforms.numpy``; reverse mode transposes it.
+    ``(primal_out, tangent_out)``, both of the function's result type (the type
+    ``defjvp`` gives the rule back with, for a type checker). It must be linear in the
+    tangents and written with ``transforms.numpy``; reverse mode transposes it.
 
     Arguments and the output may be pytrees (a tuple, a dict...): the rule receives the
     argument trees and returns ``primal_out`` and ``tangent_out`` of the output's structure,
@@ -304,8 +342,36 @@ class custom_jvp(Generic[P, R]):
         self.__name__: str = getattr(fun, "__name__", "custom_jvp function")
         functools.update_wrapper(self, fun)
 
+    @overload
+    def defjvp(
+        self, jvp: Callable[[Primals, Tangents], tuple[R, R]]
+    ) -> Callable[[Primals, Tangents], tuple[R, R]]: ...
+    @overload
+    def defjvp(
+        self, jvp: Callable[[S1, Primals, Tangents], tuple[R, R]]
+    ) -> Callable[[S1, Primals, Tangents], tuple[R, R]]: ...
+    @overload
+    def defjvp(
+        self, jvp: Callable[[S1, S2, Primals, Tangents], tuple[R, R]]
+    ) -> Callable[[S1, S2, Primals, Tangents], tuple[R, R]]: ...
+    @overload
+    def defjvp(
+        self, jvp: Callable[[S1, S2, S3, Primals, Tangents], tuple[R, R]]
+    ) -> Callable[[S1, S2, S3, Primals, Tangents], tuple[R, R]]: ...
     def defjvp(self, jvp: Callable[..., tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
-        """Register the JVP rule; returns it, so it works as a decorator."""
+        """Register the JVP rule; returns it, so it works as a decorator.
+
+        A rule that cannot take ``(primals, tangents)`` (after the static arguments) is a
+        ``TypeError`` here, and a type error for mypy and pyright.
+        """
+        _require_arity(
+            jvp,
+            len(self.nondiff_argnums) + 2,
+            f"custom_jvp function {self.__name__}",
+            "JVP rule takes "
+            + _static_first(self.nondiff_argnums, "(primals, tangents), a tuple each")
+            + ", and returns (primal_out, tangent_out)",
+        )
         self.jvp = jvp
         return jvp
 
@@ -558,10 +624,47 @@ class custom_vjp(Generic[P, R]):
         self.__name__: str = getattr(fun, "__name__", "custom_vjp function")
         functools.update_wrapper(self, fun)
 
+    @overload
+    def defvjp(
+        self,
+        fwd: Callable[P, tuple[R, Residuals]],
+        bwd: Callable[[Residuals, R], tuple[Any, ...]],
+    ) -> None: ...
+    @overload
+    def defvjp(
+        self,
+        fwd: Callable[P, tuple[R, Residuals]],
+        bwd: Callable[[S1, Residuals, R], tuple[Any, ...]],
+    ) -> None: ...
+    @overload
+    def defvjp(
+        self,
+        fwd: Callable[P, tuple[R, Residuals]],
+        bwd: Callable[[S1, S2, Residuals, R], tuple[Any, ...]],
+    ) -> None: ...
+    @overload
+    def defvjp(
+        self,
+        fwd: Callable[P, tuple[R, Residuals]],
+        bwd: Callable[[S1, S2, S3, Residuals, R], tuple[Any, ...]],
+    ) -> None: ...
     def defvjp(
         self, fwd: Callable[..., tuple[Any, Any]], bwd: Callable[..., tuple[Any, ...]]
     ) -> None:
-        """Register the forward-pass and backward-pass rules."""
+        """Register the forward-pass and backward-pass rules.
+
+        A ``bwd`` that cannot take ``(residuals, ct)`` (after the static arguments) is a
+        ``TypeError`` here; for mypy and pyright, so is one whose residuals are not of the
+        type ``fwd`` returns.
+        """
+        _require_arity(
+            bwd,
+            len(self.nondiff_argnums) + 2,
+            f"custom_vjp function {self.__name__}",
+            "bwd rule takes "
+            + _static_first(self.nondiff_argnums, "(residuals, ct)")
+            + " and returns one cotangent per non-static argument",
+        )
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:

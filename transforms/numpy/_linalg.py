@@ -139,7 +139,7 @@ class SVDResult(NamedTuple):
 class LstsqResult(NamedTuple):
     x: Array
     residuals: Array
-    rank: Any
+    rank: Array  # an integer array (NumPy: an int32 scalar)
     s: Array
 
 

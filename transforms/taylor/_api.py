@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from transforms.core import Tracer, new_trace
+from transforms.core import Array, Tracer, new_trace
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 
 from ._rules import array_ops
@@ -32,6 +32,19 @@ def _dtype(x: Any) -> np.dtype[Any]:
     return x.dtype  # type: ignore[no-any-return]
 
 
+R = TypeVar("R")
+
+
+# An array output gives an array and a list of its K derivatives; any other output (a pytree)
+# its own type and a tree of lists.
+@overload
+def jet(
+    fun: Callable[..., Array], primals: Sequence[Any], series: Sequence[Sequence[Any]]
+) -> tuple[Array, list[Array]]: ...
+@overload
+def jet(
+    fun: Callable[..., R], primals: Sequence[Any], series: Sequence[Sequence[Any]]
+) -> tuple[R, Any]: ...
 def jet(
     fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequence[Any]]
 ) -> tuple[Any, Any]:
