@@ -198,7 +198,7 @@ class Jitted(Generic[P, R]):
         treedef: PyTreeDef[Any],
         static: Hashable,
     ) -> tuple[Specialisation, Any]:
-        env, externals = environment(self._fun)
+        before, externals = environment(self._fun)
         with new_trace(lambda level: RecordTrace(level, externals)) as trace:
             inputs: list[Var] = []
             new_leaves: list[Any] = []
@@ -230,8 +230,11 @@ class Jitted(Generic[P, R]):
                         trace.constant(o) if type(o) is np.ndarray else Const(o, "literal")
                     )
                     results.append(o)
-        if not bits_unchanged(env):
+        if not bits_unchanged(before):
             raise Unrecordable("the function writes into an array it reads by name")
+        # Bindings and lengths as the recording left them: a function that appends to a list
+        # or rebinds a global does so once, at recording (docs/jit.md, "Side effects").
+        env, _ = environment(self._fun)
         program = optimize(Program(tuple(inputs), trace.instructions, tuple(outputs), env))
         source, run, guards = generate(program, self._name)
         spec = Specialisation(program, source, run, out_tree, tuple(guards))

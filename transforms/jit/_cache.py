@@ -12,7 +12,8 @@ its source line, and calls whose guards all miss run eagerly from then on.
 
 Thread-safe: the table and each entry's program tuple are replaced under a lock, never
 mutated in place, so a call reads a consistent tuple without taking it; recordings run
-outside the lock (each thread's trace stack is its own).
+outside the lock (each thread's trace stack is its own), so two threads that miss at once
+may both record the same path: a harmless duplicate.
 """
 
 from __future__ import annotations

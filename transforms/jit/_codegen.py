@@ -117,6 +117,8 @@ def generate(
             e = w.bind(check.expected, "e")
             if check.key is None:
                 body.append(f"if _cell({h}) is not {e}: raise GuardMiss({k})")
+            elif type(check.holder) is list:  # (its length is checked before its entries)
+                body.append(f"if {h}[{check.key}] is not {e}: raise GuardMiss({k})")
             else:
                 key = w.param(check.key)
                 body.append(f"if {h}.get({key}, _MISSING) is not {e}: raise GuardMiss({k})")
