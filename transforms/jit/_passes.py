@@ -5,7 +5,7 @@ input and no external array, or whose result depends on shapes only, is computed
 and becomes a constant). Here:
 
 - ``eliminate_common``: an op applying the same primitive with the same parameters to the
-  same operands (either order for a ``commutative`` one, which is exact to the bit) as an
+  same operands (either order for a ``commutative`` one on real numbers, exact to the bit) as an
   earlier op reuses that op's results, if it ran in the same floating-point error state or
   with warnings off (derivative code: it could not warn, so nothing observable is lost).
   Nested transforms recompute a lot (a ``hessian`` evaluates the forward pass in several
@@ -19,6 +19,8 @@ and becomes a constant). Here:
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from transforms.core._quiet import _QUIET
 
@@ -43,6 +45,19 @@ def _operand_key(operand: Operand) -> tuple[str, int]:
     return ("v", operand.index) if isinstance(operand, Var) else ("c", id(operand.value))
 
 
+def _complex(operands: tuple[Operand, ...]) -> bool:
+    """Whether a complex number is among ``operands``: NumPy's complex product with fused
+    multiply-adds rounds ``a * b`` and ``b * a`` differently, so their order is kept."""
+    for a in operands:
+        try:
+            kind = a.dtype if isinstance(a, Var) else str(np.result_type(a.value))
+        except (TypeError, ValueError):  # not a number: kept in order
+            return True
+        if "complex" in kind:
+            return True
+    return False
+
+
 def eliminate_common(program: Program) -> Program:
     """``program`` with each repeated op replaced by the results of its first occurrence."""
     seen: dict[Any, tuple[tuple[Var, ...], object]] = {}
@@ -61,7 +76,7 @@ def eliminate_common(program: Program) -> Program:
             continue
         inputs = tuple(rename(a) for a in instr.inputs)
         keys = tuple(_operand_key(a) for a in inputs)
-        if instr.primitive.commutative and len(keys) == 2:
+        if instr.primitive.commutative and len(keys) == 2 and not _complex(inputs):
             keys = tuple(sorted(keys))
         try:
             key = (

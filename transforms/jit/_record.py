@@ -23,6 +23,7 @@ a value being differentiated), or writes into a traced array.
 from __future__ import annotations
 
 import copy
+import ctypes
 import operator
 import os
 import sys
@@ -31,6 +32,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from transforms.core import Primitive, Trace, Tracer, no_scalars, twins
 from transforms.core._quiet import _STATE
@@ -65,7 +67,19 @@ def _user_line() -> str:
 
 
 def _snapshot(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    snap = value.copy()
+    """A private, read-only copy of ``value`` with its memory layout (its strides: a
+    broadcast view's zero strides, a transposed matrix's order), since NumPy's and LAPACK's
+    kernels may round differently on another layout, and a replay must give eager's bits."""
+    if value.dtype.hasobject or value.size == 0 or value.flags.c_contiguous:
+        snap = value.copy(order="K")
+    else:
+        low, high = byte_bounds(value)
+        memory = np.empty(high - low, np.uint8)
+        ctypes.memmove(memory.ctypes.data, low, high - low)
+        start = value.__array_interface__["data"][0]
+        snap = np.ndarray(
+            value.shape, value.dtype, buffer=memory, offset=start - low, strides=value.strides
+        )
     snap.flags.writeable = False
     return snap
 
