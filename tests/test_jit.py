@@ -431,3 +431,16 @@ def test_warnings_are_raised_where_eager_raises_them() -> None:
             T.grad(lambda x: tnp.sum(tnp.sqrt(x)))(np.array([0.0, 1.0])),
             "quiet",
         )
+
+
+def test_an_in_place_update_of_an_argument_runs_eagerly() -> None:
+    def f(x: Any) -> Any:
+        x += 1.0  # eager code writes into the caller's array
+        return x * 2
+
+    jitted = T.jit(f)
+    a, b = np.ones(2), np.ones(2)
+    with pytest.warns(T.JitWarning, match="in place"):
+        result = jitted(a)
+    assert_same_bits(result, f(b), "result")
+    assert_same_bits(a, b, "the argument, written into once, as eagerly")

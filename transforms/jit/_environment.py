@@ -31,9 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from transforms.core import Tracer
 from transforms.reverse._protect import _same_bytes
 
 from ._program import EnvCheck
+from ._record import Unrecordable
 
 __all__ = ["environment", "bits_unchanged"]
 
@@ -54,6 +56,7 @@ class _Walk:
         self.checks: list[EnvCheck] = []
         self.arrays: dict[int, np.ndarray[Any, Any]] = {}
         self.seen: set[int] = set()
+        self.tracer: Tracer | None = None  # a value of a live transform, read by name
 
     def full(self) -> bool:
         return len(self.checks) >= _MAX_SLOTS
@@ -62,7 +65,9 @@ class _Walk:
         if id(value) in self.seen or depth > _MAX_DEPTH or self.full():
             return
         self.seen.add(id(value))
-        if type(value) is np.ndarray:
+        if isinstance(value, Tracer):
+            self.tracer = value
+        elif type(value) is np.ndarray:
             self.arrays[id(value)] = value
             snapshot = value.copy()
             snapshot.flags.writeable = False
@@ -131,7 +136,12 @@ def _global_names(code: types.CodeType) -> list[str]:
 
 
 def environment(fun: object) -> tuple[list[EnvCheck], dict[int, np.ndarray[Any, Any]]]:
-    """The guards on what ``fun`` reads by name, and the arrays found there (by id)."""
+    """The guards on what ``fun`` reads by name, and the arrays found there (by id).
+
+    Raises:
+        Unrecordable: ``fun`` reads a tracer of a live transform by name (a closure over a
+            value being differentiated): its Python decisions on it could not be guarded.
+    """
     walk = _Walk()
     walk.value(fun, getattr(fun, "__qualname__", "function"), 0)
     if not isinstance(fun, (types.FunctionType, types.MethodType, functools.partial)):
@@ -139,6 +149,11 @@ def environment(fun: object) -> tuple[list[EnvCheck], dict[int, np.ndarray[Any, 
         call = vars(type(fun)).get("__call__")
         if isinstance(call, types.FunctionType):
             walk.value(call, "__call__", 1)
+    if walk.tracer is not None:
+        raise Unrecordable(
+            f"the function reaches a value of an outer transform ({walk.tracer._trace.name}) "
+            "by name: a closure over a traced value"
+        )
     return walk.checks, walk.arrays
 
 

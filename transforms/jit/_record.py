@@ -174,6 +174,14 @@ class RecordTracer(Tracer):
     def __setitem__(self, index: object, value: object) -> NoReturn:
         raise Unrecordable("the function writes into an array it computes or receives")
 
+    # ``x += 1`` writes into an ndarray argument in eager code (the caller sees it); a
+    # replay could not: such a function runs eagerly.
+    def _in_place(self, other: object) -> NoReturn:
+        raise Unrecordable("the function updates an array in place (x += ...)")
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = _in_place
+    __imod__ = __ipow__ = __imatmul__ = __iand__ = __ior__ = __ixor__ = _in_place
+
     # Text of a value is taken once, at recording, as a print's side effect is (docs/jit.md).
     def __repr__(self) -> str:
         return repr(self.value)
