@@ -444,3 +444,29 @@ def test_an_in_place_update_of_an_argument_runs_eagerly() -> None:
         result = jitted(a)
     assert_same_bits(result, f(b), "result")
     assert_same_bits(a, b, "the argument, written into once, as eagerly")
+
+
+def test_peak_memory_of_a_jitted_grad_is_no_higher_than_eager() -> None:
+    import tracemalloc
+
+    def loss(x: Any) -> Any:
+        for _ in range(6):
+            x = tnp.tanh(x) * 1.5 + tnp.sin(x)
+        return tnp.sum(x**2)
+
+    x = _x(200_000)
+    fun = T.grad(loss)
+    jitted = T.jit(fun)
+    jitted(x)
+
+    def peak(f: Any) -> int:
+        tracemalloc.start()
+        f(x)
+        result = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return result
+
+    eager, replay = peak(fun), peak(jitted)
+    assert replay <= eager, (replay, eager)
+    ops = str(jitted.lower(x)).count(" = ")
+    assert replay <= ops * x.nbytes // 2  # dead buffers were released: not one per op

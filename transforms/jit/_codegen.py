@@ -129,6 +129,7 @@ def generate(
             body.append(f"if not _same({h}, {e}): raise GuardMiss({k}, True)")
 
     last = last_uses(program)
+    scalar_ok = _ufunc_fed(program)
     free: list[str] = []
     fresh = itertools.count()
 
@@ -160,7 +161,7 @@ def generate(
         args = [operand(a) for a in instr.inputs]
         args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
         call = f"{w.bind(instr.primitive.impl, 'f')}({', '.join(args)})"
-        if instr.wrap:
+        if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
             call = f"_no_scalars({call})"
         read = {a.index: a for a in instr.inputs if isinstance(a, Var)}
         dying = [a for a in read.values() if last.get(a.index) == i]
@@ -192,6 +193,24 @@ def generate(
     exec(code, w.ns)
     fn: Callable[..., tuple[Any, ...]] = w.ns[fname]
     return source, fn, guards
+
+
+def _ufunc_fed(program: Program) -> set[int]:
+    """The values read only by NumPy ufuncs: a ufunc treats a NumPy scalar exactly as the
+    0-d array ``bind`` would make of it (the same loop, and under NEP 50 the same strong
+    dtype), so such a value may stay the scalar its ufunc returned, which saves a call per
+    op on 0-d programs. Outputs and guards get the 0-d array eager code gets."""
+    fed: set[int] = set()
+    other: set[int] = {o.index for o in program.outputs if isinstance(o, Var)}
+    for instr in program.instructions:
+        if isinstance(instr, Check):
+            other.add(instr.var.index)
+            continue
+        ufunc = isinstance(instr.primitive.impl, np.ufunc)
+        for a in instr.inputs:
+            if isinstance(a, Var):
+                (fed if ufunc else other).add(a.index)
+    return fed - other
 
 
 def _release(var: Var, slot: dict[int, str], free: list[str], prefix: str) -> list[str]:
