@@ -470,3 +470,22 @@ def test_peak_memory_of_a_jitted_grad_is_no_higher_than_eager() -> None:
     assert replay <= eager, (replay, eager)
     ops = str(jitted.lower(x)).count(" = ")
     assert replay <= ops * x.nbytes // 2  # dead buffers were released: not one per op
+
+
+def test_jit_of_a_jitted_function_and_a_swallowing_except() -> None:
+    inner = T.jit(lambda x: tnp.sin(x) * 2.0)
+    outer = T.jit(inner)
+    x = _x(3)
+    assert_same_bits(outer(x), tnp.sin(x) * 2.0, "jit(jit(f))")
+    assert_same_bits(outer(x), tnp.sin(x) * 2.0, "replay")
+    assert outer.stats.records == 1 and inner.stats.eager == 1  # inner ran under the recording
+
+    def f(x: Any) -> Any:
+        try:
+            x += 1.0  # refused while recording; a user's `except Exception` must not hide it
+        except Exception:
+            return x * 0.0
+        return x
+
+    with pytest.warns(T.JitWarning, match="in place"):
+        assert_same_bits(T.jit(f)(np.ones(2)), np.full(2, 2.0), "eager after the refusal")

@@ -88,7 +88,7 @@ class Jitted(Generic[P, R]):
         self._bound = max_specializations
         self._cache = Cache()
         self._name = getattr(fun, "__qualname__", type(fun).__name__)
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # (not a wrapped Jitted's state)
 
     @property
     def stats(self) -> JitStats:

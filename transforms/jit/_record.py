@@ -51,8 +51,11 @@ VALUE_FREE = frozenset(("zeros_like", "ones_like"))
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # transforms/
 
 
-class Unrecordable(Exception):
-    """The function did something a replay cannot repeat; the call runs eagerly."""
+class Unrecordable(BaseException):
+    """The function did something a replay cannot repeat; the call runs eagerly.
+
+    A ``BaseException``: the function's own ``except Exception`` must not swallow it and go
+    on recording as if the refused operation had happened."""
 
 
 def _user_line() -> str:
