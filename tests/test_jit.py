@@ -489,3 +489,14 @@ def test_jit_of_a_jitted_function_and_a_swallowing_except() -> None:
 
     with pytest.warns(T.JitWarning, match="in place"):
         assert_same_bits(T.jit(f)(np.ones(2)), np.full(2, 2.0), "eager after the refusal")
+
+
+def test_a_numpy_scalar_argument_is_traced_and_its_leaks_guarded() -> None:
+    def f(x: Any, s: Any) -> Any:
+        return x * s.item() if s > 0 else x - s
+
+    jitted = T.jit(f)
+    x = _x(3)
+    for s in (np.float64(2.0), np.float64(2.0), np.float64(-1.0), np.float64(2.0)):
+        assert_same_bits(jitted(x, s), f(x, s), f"s={s}")
+    assert jitted.stats.records == 2 and jitted.stats.replays == 2

@@ -37,6 +37,7 @@ from ._program import Check, EnvCheck, Op, Operand, Program, Var
 __all__ = ["GuardMiss", "generate"]
 
 _BIG = 1 << 16  # bytes: a dead value this large is deleted at once, not left to be rebound
+_SMALL = 1 << 14  # bytes: an array this small is compared with a snapshot's bytes at once
 _MISSING = object()
 _counter = itertools.count()
 
@@ -125,8 +126,7 @@ def generate(
         elif check.kind == "length":
             body.append(f"if len({h}) != {check.expected}: raise GuardMiss({k})")
         else:
-            e = w.bind(check.expected, "e")
-            body.append(f"if not _same({h}, {e}): raise GuardMiss({k}, True)")
+            body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
 
     last = last_uses(program)
     scalar_ok = _ufunc_fed(program)
@@ -195,6 +195,18 @@ def generate(
     return source, fn, guards
 
 
+def _same_bits(w: _Writer, name: str, snapshot: np.ndarray[Any, Any]) -> str:
+    """An expression: the array ``name`` still holds ``snapshot``'s shape, dtype and bits.
+    A small array's (or NumPy scalar's) bytes are compared at once (``tobytes``: a fraction
+    of a microsecond); a large one's in place, as unsigned integers (no copy of its size)."""
+    if snapshot.nbytes > _SMALL or snapshot.dtype.hasobject:
+        return f"_same({name}, {w.bind(snapshot, 'e')})"
+    shape = repr(snapshot.shape)
+    dtype = w.bind(snapshot.dtype, "d")
+    data = w.bind(snapshot.tobytes(), "b")
+    return f"({name}.shape == {shape} and {name}.dtype == {dtype} and {name}.tobytes() == {data})"
+
+
 def _ufunc_fed(program: Program) -> set[int]:
     """The values read only by NumPy ufuncs: a ufunc treats a NumPy scalar exactly as the
     0-d array ``bind`` would make of it (the same loop, and under NEP 50 the same strong
@@ -236,7 +248,7 @@ def _check_line(w: _Writer, check: Check, v: str, k: int) -> str:
         return f"if {w.bind(_complex_bits, 'g')}({v}) != {check.expected!r}: raise GuardMiss({k})"
     if check.kind == "shape":
         return f"if {v}.shape != {check.expected!r}: raise GuardMiss({k})"
-    return f"if not _same({v}, {w.bind(check.expected, 'e')}): raise GuardMiss({k})"
+    return f"if not {_same_bits(w, v, check.expected)}: raise GuardMiss({k})"
 
 
 def _complex_bits(value: Any) -> tuple[str, str]:
