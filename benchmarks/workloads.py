@@ -344,7 +344,11 @@ def _jit_of(peer: str) -> Callable[[Any], Any]:
     if peer == "jax":
         import jax
 
-        return jax.jit  # type: ignore[no-any-return]
+        def blocking(f: Callable[..., Any]) -> Callable[..., Any]:
+            compiled = jax.jit(f)  # asynchronous: a call returns before its result exists
+            return lambda *args: jax.block_until_ready(compiled(*args))
+
+        return blocking
     return T.jit
 
 
