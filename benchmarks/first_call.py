@@ -60,6 +60,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _fmt(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.3g} ms"
     return f"{seconds * 1e6:.3g} µs"
