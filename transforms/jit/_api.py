@@ -120,6 +120,35 @@ class Jitted(Generic[P, R]):
         return dyn_args, dyn_kwargs, static
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if not kwargs and not self._static_argnums and all(type(a) is np.ndarray for a in args):
+            # the commonest call, positional arrays only: keyed without flattening a tree
+            arrays: tuple[np.ndarray[Any, Any], ...] = args  # type: ignore[assignment]
+            key: Hashable = tuple((a.shape, a.dtype) for a in arrays)
+            entry = self._cache.entries.get(key)
+            first = None
+            if entry is not None and entry.programs:
+                spec = entry.programs[0]
+                try:
+                    flat = spec.run(*args)
+                except GuardMiss as error:
+                    self._cache.count("misses")
+                    first = (spec, error)  # the full path tries the others, and records
+                else:
+                    self._cache.count("replays")
+                    result: R = spec.out_tree.unflatten(list(flat))
+                    return result
+            return self._call(args, kwargs, key, first)  # type: ignore[no-any-return]
+        return self._call(args, kwargs, None, None)  # type: ignore[no-any-return]
+
+    def _call(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        key: Hashable,
+        first: tuple[Specialisation, GuardMiss] | None,
+    ) -> Any:
+        """A call in full: the key (unless given), the specialisations (but ``first``, which
+        missed already), a recording."""
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
         leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
         traced: list[Any] = []
@@ -137,12 +166,17 @@ class Jitted(Generic[P, R]):
             else:  # a tracer of an outer transform, or an array of another library
                 self._cache.count("eager")
                 return self._fun(*args, **kwargs)
-        key = (treedef, static, tuple(signature))
+        if key is None:
+            key = (treedef, static, tuple(signature))
         entry = self._cache.entries.get(key)
         stale: tuple[Specialisation, ...] = ()
-        miss: tuple[Specialisation, GuardMiss] | None = None
+        miss = first
+        if first is not None and first[1].stale:
+            stale = (first[0],)
         if entry is not None:
             for i, spec in enumerate(entry.programs):
+                if first is not None and spec is first[0]:
+                    continue
                 try:
                     flat = spec.run(*traced)
                 except GuardMiss as error:
@@ -154,7 +188,7 @@ class Jitted(Generic[P, R]):
                 if i:
                     self._cache.promote(key, spec)
                 self._cache.count("replays")
-                return spec.out_tree.unflatten(list(flat))  # type: ignore[no-any-return]
+                return spec.out_tree.unflatten(list(flat))
             if entry.eager or (len(entry.programs) - len(stale) >= self._bound):
                 self._give_up(key, entry, miss)
                 return self._fun(*args, **kwargs)
@@ -170,7 +204,7 @@ class Jitted(Generic[P, R]):
             )
             return self._fun(*args, **kwargs)
         self._cache.add(key, spec, stale, self._bound)
-        return result  # type: ignore[no-any-return]
+        return result
 
     def _give_up(
         self, key: Hashable, entry: Entry, miss: tuple[Specialisation, GuardMiss] | None

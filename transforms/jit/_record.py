@@ -38,6 +38,7 @@ from transforms.core import Primitive, Trace, Tracer, no_scalars, twins
 from transforms.core._quiet import _STATE
 from transforms.core._trace import refuse_concrete
 from transforms.reverse._protect import _same_bytes
+from transforms.reverse._trace import _VALUE_FREE
 
 from ._program import Check, CheckKind, Const, Op, Var
 
@@ -45,8 +46,9 @@ __all__ = ["RecordTrace", "RecordTracer", "Unrecordable"]
 
 # Primitives whose result's shape depends on its operand's values, not only on its shape.
 _DATA_DEPENDENT_SHAPE = frozenset(("nonzero", "argwhere"))
-# Primitives whose result depends on their operands' shape and dtype only: folded.
-VALUE_FREE = frozenset(("zeros_like", "ones_like"))
+# Primitives whose result depends on their operands' shape and dtype only (reverse mode's
+# list of them): folded.
+VALUE_FREE = _VALUE_FREE
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # transforms/
 
