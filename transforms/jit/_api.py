@@ -193,7 +193,7 @@ class Jitted(Generic[P, R]):
                 self._give_up(key, entry, miss)
                 return self._fun(*args, **kwargs)
         try:
-            spec, result = self._record(args, kwargs, leaves, treedef, static)
+            spec, result = self._record(args, kwargs, leaves, treedef)
         except Unrecordable as why:
             self._cache.refuse(key)
             self._cache.count("eager")
@@ -230,7 +230,6 @@ class Jitted(Generic[P, R]):
         kwargs: dict[str, Any],
         leaves: list[Any],
         treedef: PyTreeDef[Any],
-        static: Hashable,
     ) -> tuple[Specialisation, Any]:
         before, externals = environment(self._fun)
         with new_trace(lambda level: RecordTrace(level, externals)) as trace:
@@ -288,11 +287,11 @@ class Jitted(Generic[P, R]):
                 %5:float64[3] = multiply literal:float64[3] %3:float64[3]
               in (%5:float64[3]) }
         """
-        dyn_args, dyn_kwargs, static = self._split(args, kwargs)
+        dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
         if any(isinstance(leaf, Tracer) for leaf in leaves):
             raise TypeError(f"jit({self._name}).lower: the arguments must be concrete arrays")
-        spec, _ = self._record(args, kwargs, leaves, treedef, static)
+        spec, _ = self._record(args, kwargs, leaves, treedef)
         return Lowered(spec.program, spec.source)
 
 

@@ -78,7 +78,6 @@ class _Writer:
     def __init__(self) -> None:
         self.ns: dict[str, Any] = {
             "GuardMiss": GuardMiss,
-            "_ndarray": np.ndarray,
             "_no_scalars": no_scalars,
             "_same": _same_bytes,
             "_cell": _cell,
