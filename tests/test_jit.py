@@ -500,3 +500,25 @@ def test_a_numpy_scalar_argument_is_traced_and_its_leaks_guarded() -> None:
     for s in (np.float64(2.0), np.float64(2.0), np.float64(-1.0), np.float64(2.0)):
         assert_same_bits(jitted(x, s), f(x, s), f"s={s}")
     assert jitted.stats.records == 2 and jitted.stats.replays == 2
+
+
+def test_keyword_arguments_and_methods() -> None:
+    class Model:
+        def __init__(self) -> None:
+            self.w = np.array([1.0, -2.0])
+
+        @T.jit
+        def loss(self, x: Any, *, scale: Any) -> Any:
+            return tnp.sum(tnp.sin(x * self.w)) * scale
+
+    model = Model()
+    x = _x(2)
+    eager = Model.loss.__wrapped__  # type: ignore[attr-defined]
+    for scale in (np.float64(2.0), np.float64(3.0)):  # traced: one recording
+        assert_same_bits(model.loss(x, scale=scale), eager(model, x, scale=scale), "method")
+    model.w[0] = 5.0  # an attribute of the bound object, written in place
+    assert_same_bits(model.loss(x, scale=scale), eager(model, x, scale=scale), "attribute")
+    model.w = np.array([0.5, 0.25])  # and rebound
+    assert_same_bits(model.loss(x, scale=scale), eager(model, x, scale=scale), "rebound")
+    stats = Model.loss.stats  # type: ignore[attr-defined]
+    assert (stats.records, stats.replays, stats.eager) == (3, 1, 0)

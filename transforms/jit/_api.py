@@ -66,6 +66,29 @@ def _scalar_key(leaf: object) -> Hashable:
     return (type(leaf), leaf)
 
 
+def _array_like(leaf: object) -> bool:
+    """An array of another library (Dask, CuPy, an ndarray subclass): never a constant."""
+    return isinstance(leaf, np.ndarray) or any(
+        hasattr(leaf, name) for name in ("__array__", "__array_namespace__", "__dlpack__")
+    )
+
+
+class _Identity:
+    """An object in a cache key by identity (it is held, so its id stays its own): two equal
+    objects have attributes of their own, each guarded."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+
 def _describe(guard: Check | EnvCheck) -> str:
     if isinstance(guard, Check):
         return f"{guard.kind}() of a value at {guard.where}"
@@ -89,6 +112,10 @@ class Jitted(Generic[P, R]):
         self._cache = Cache()
         self._name = getattr(fun, "__qualname__", type(fun).__name__)
         functools.update_wrapper(self, fun, updated=())  # (not a wrapped Jitted's state)
+
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
+        """As a method, a jitted function binds its instance, as a plain function does."""
+        return self if obj is None else functools.partial(self, obj)  # type: ignore[arg-type]
 
     @property
     def stats(self) -> JitStats:
@@ -163,6 +190,9 @@ class Jitted(Generic[P, R]):
                 signature.append(leaf.dtype)
             elif kind in _SCALARS:
                 signature.append(_scalar_key(leaf))
+            elif not isinstance(leaf, Tracer) and not _array_like(leaf):
+                signature.append(_Identity(leaf))  # (a method's self): specialised on by
+                # identity, its attributes guarded as the function's closure is
             else:  # a tracer of an outer transform, or an array of another library
                 self._cache.count("eager")
                 return self._fun(*args, **kwargs)
@@ -231,7 +261,12 @@ class Jitted(Generic[P, R]):
         leaves: list[Any],
         treedef: PyTreeDef[Any],
     ) -> tuple[Specialisation, Any]:
-        before, externals = environment(self._fun)
+        objects = [
+            leaf
+            for leaf in leaves
+            if type(leaf) is not np.ndarray and not isinstance(leaf, (np.generic, *_SCALARS))
+        ]
+        before, externals = environment(self._fun, objects)
         with new_trace(lambda level: RecordTrace(level, externals)) as trace:
             inputs: list[Var] = []
             new_leaves: list[Any] = []
@@ -267,7 +302,7 @@ class Jitted(Generic[P, R]):
             raise Unrecordable("the function writes into an array it reads by name")
         # Bindings and lengths as the recording left them: a function that appends to a list
         # or rebinds a global does so once, at recording (docs/jit.md, "Side effects").
-        env, _ = environment(self._fun)
+        env, _ = environment(self._fun, objects)
         program = optimize(Program(tuple(inputs), trace.instructions, tuple(outputs), env))
         source, run, guards = generate(program, self._name)
         spec = Specialisation(program, source, run, out_tree, tuple(guards))

@@ -135,8 +135,12 @@ def _global_names(code: types.CodeType) -> list[str]:
     return names
 
 
-def environment(fun: object) -> tuple[list[EnvCheck], dict[int, np.ndarray[Any, Any]]]:
-    """The guards on what ``fun`` reads by name, and the arrays found there (by id).
+def environment(
+    fun: object, objects: list[Any]
+) -> tuple[list[EnvCheck], dict[int, np.ndarray[Any, Any]]]:
+    """The guards on what ``fun`` reads by name, and on the attributes of ``objects`` (the
+    arguments it is specialised on by identity, a method's ``self``), and the arrays found
+    there (by id).
 
     Raises:
         Unrecordable: ``fun`` reads a tracer of a live transform by name (a closure over a
@@ -149,6 +153,8 @@ def environment(fun: object) -> tuple[list[EnvCheck], dict[int, np.ndarray[Any, 
         call = vars(type(fun)).get("__call__")
         if isinstance(call, types.FunctionType):
             walk.value(call, "__call__", 1)
+    for i, obj in enumerate(objects):
+        walk.attributes(obj, f"argument object {i}", 1)
     if walk.tracer is not None:
         raise Unrecordable(
             f"the function reaches a value of an outer transform ({walk.tracer._trace.name}) "
