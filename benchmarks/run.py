@@ -73,8 +73,12 @@ def run_child(args: Sequence[str]) -> dict[str, object] | None:
 
 
 def implementations(w: Workload, peers: Sequence[str]) -> list[str]:
-    """The floor first, then the NumPy references, transforms and the peers: the row order."""
-    return ["numpy", *w.references, "transforms", *peers]
+    """The floor first, then the NumPy references, transforms and the peers: the row order.
+
+    A reference named after a peer (``jax-jit``) runs only when that peer does."""
+    absent = tuple(f"{p}-" for p in PEERS if p not in peers)
+    references = [r for r in w.references if not r.startswith(absent)]
+    return ["numpy", *references, "transforms", *peers]
 
 
 def measure_all(

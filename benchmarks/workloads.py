@@ -339,6 +339,48 @@ def _w5(b: Any, case: str) -> Case:
     return Case(lambda: f(x), np.array(bump_derivative(k, NESTING_POINT)))
 
 
+# ---- jit rows (issue 32): transforms' jit and JAX's jit of the same derivative -------------
+def _jit_of(peer: str) -> Callable[[Any], Any]:
+    if peer == "jax":
+        import jax
+
+        def blocking(f: Callable[..., Any]) -> Callable[..., Any]:
+            compiled = jax.jit(f)  # asynchronous: a call returns before its result exists
+            return lambda *args: jax.block_until_ready(compiled(*args))
+
+        return blocking
+    return T.jit
+
+
+def _jitted_backend(peer: str) -> Any:
+    """The peer's backend whose grad and hessian are jitted (the outermost transform only)."""
+    import dataclasses
+
+    b, jit = load(peer), _jit_of(peer)
+    return dataclasses.replace(
+        b, grad=lambda f, **kw: jit(b.grad(f, **kw)), hessian=lambda f, **kw: jit(b.hessian(f))
+    )
+
+
+def _jit_rows(derivative: Callable[[Any, str], Case | None]) -> dict[str, Any]:
+    return {
+        "jit": ("transforms jit", lambda case: derivative(_jitted_backend("transforms"), case)),
+        "jax-jit": ("JAX jit", lambda case: derivative(_jitted_backend("jax"), case)),
+    }
+
+
+def _w5_jitted(peer: str) -> Callable[[str], Case]:
+    def build(case: str) -> Case:
+        b, k = load(peer), _order(case)
+        f: Callable[[Any], Any] = lambda x: bump(b.xp, x)
+        for _ in range(k):
+            f = b.grad(f)
+        jitted, x = _jit_of(peer)(f), b.asarray(np.array(NESTING_POINT))
+        return Case(lambda: jitted(x), np.array(bump_derivative(k, NESTING_POINT)))
+
+    return build
+
+
 # ---- W8: Taylor mode ----------------------------------------------------------------------------
 def _w8(b: Any, case: str) -> Case | None:
     """All k derivatives in one ``jet`` pass (the k-th is returned), where the library has one."""
@@ -478,7 +520,7 @@ WORKLOADS = {
             "NumPy forward chain",
             _w1_floor,
             _w1,
-            {"tnp": ("transforms.numpy forward, untraced", _w1_untraced)},
+            {"tnp": ("transforms.numpy forward, untraced", _w1_untraced), **_jit_rows(_w1)},
             primitives=3 * CHAIN_STEPS,
         ),
         Workload(
@@ -489,7 +531,10 @@ WORKLOADS = {
             "NumPy forward pass",
             _w2_floor,
             _w2,
-            {"backprop": ("NumPy hand-written backprop (tape floor)", _w2_backprop)},
+            {
+                "backprop": ("NumPy hand-written backprop (tape floor)", _w2_backprop),
+                **_jit_rows(_w2),
+            },
         ),
         Workload(
             "W3",
@@ -498,6 +543,7 @@ WORKLOADS = {
             "NumPy closed form",
             _w3_floor,
             _w3,
+            _jit_rows(_w3),
         ),
         Workload(
             "W4",
@@ -516,6 +562,10 @@ WORKLOADS = {
             "NumPy f(x)",
             _w5_floor,
             _w5,
+            {
+                "jit": ("transforms jit", _w5_jitted("transforms")),
+                "jax-jit": ("JAX jit", _w5_jitted("jax")),
+            },
         ),
         Workload(
             "W6",

@@ -56,8 +56,11 @@ def test_quick_run_reports_every_row_with_sane_ratios() -> None:
         ("W1", "", "NumPy forward chain (floor)"),
         ("W1", "", "transforms.numpy forward, untraced"),
         ("W1", "", "transforms"),
+        ("W1", "", "transforms jit"),
         ("W5", "k=1", "NumPy f(x) (floor)"),
-    } | {("W5", f"k={k}", "transforms") for k in range(1, 7)}, proc.stdout
+    } | {
+        ("W5", f"k={k}", impl) for k in range(1, 7) for impl in ("transforms", "transforms jit")
+    }, proc.stdout
     for key, row in rows.items():
         ratio = _ratio(row[vs_floor])
         assert math.isfinite(ratio) and ratio > 0, key

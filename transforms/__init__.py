@@ -45,6 +45,8 @@ from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
 from .core import TracerBoolConversionError as TracerBoolConversionError
 from .core import TransformsError as TransformsError
+from .jit import JitWarning as JitWarning
+from .jit import jit as jit
 from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
@@ -81,6 +83,8 @@ __all__ = [
     "jacobian_sparsity",
     "jacrev",
     "jet",
+    "jit",
+    "JitWarning",
     "jvp",
     "lax",
     "linearize",

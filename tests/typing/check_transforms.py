@@ -94,3 +94,10 @@ assert_type(T.hessian_sparsity(loss)(w, x), scipy.sparse.csr_array)
 assert_type(T.sparse_jacobian(loss)(w, x), scipy.sparse.csr_array | T.SparseMatrix)
 assert_type(T.sparse_hessian(loss, argnums=1)(w, x), scipy.sparse.csr_array | T.SparseMatrix)
 T.sparse_jacobian(loss)(w, x, 3)  # type: ignore[call-arg]
+
+# jit keeps the signature (ParamSpec) and the result type of the function it compiles
+assert_type(T.jit(loss)(w, x), Array)
+assert_type(T.jit(T.grad(loss))(w, x), Array)
+assert_type(T.jit(loss_aux, static_argnums=1)(w, x), tuple[Array, dict[str, Array]])
+assert_type(T.jit(T.hessian(loss)).lower(w, x).as_text(), str)
+T.jit(loss)(w, x, 3)  # type: ignore[call-arg]

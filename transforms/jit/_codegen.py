@@ -1,0 +1,264 @@
+"""The code generator: a recorded program as straight-line Python source over NumPy calls.
+
+Each op becomes one line, ``v3 = f7(v1, c2, axis=0)``, calling the primitive's own
+implementation (the function eager mode calls, so a replay computes the same bits), with
+parameters written as literals where ``repr`` round-trips them and bound by name otherwise.
+Guards become ``if`` lines that raise ``GuardMiss`` at the point where the recording's
+Python consumed the value, before anything that depended on it runs. The source is
+compiled once with ``compile``/``exec``; a replay is one call of a Python function, no
+interpreter loop.
+
+Buffers: a value's local name is reused by a later op once the value is dead (rebinding the
+name releases the array, as ``x = f(x)`` does in eager code), and a large dead value not
+immediately replaced is deleted at once, so a replay holds no more memory than needed.
+
+Floating-point error state: an op recorded inside derivative code (which runs with NumPy's
+warnings off, ``transforms.core.quiet``) or under the user's ``np.errstate`` runs in that
+same state, so a replay warns exactly where eager code warns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from transforms.core import no_scalars
+from transforms.core._quiet import _STATE
+from transforms.reverse._protect import _same_bytes
+
+from ._passes import last_uses
+from ._program import Check, EnvCheck, Op, Operand, Program, Var
+
+__all__ = ["GuardMiss", "generate"]
+
+_BIG = 1 << 16  # bytes: a dead value this large is deleted at once, not left to be rebound
+_SMALL = 1 << 14  # bytes: an array this small is compared with a snapshot's bytes at once
+_MISSING = object()
+_counter = itertools.count()
+
+
+class GuardMiss(Exception):
+    """A guard failed during a replay: this specialisation does not apply to these inputs.
+
+    ``stale``: an array the function reads by name was written into since the recording, so
+    the specialisation will never apply again (its replacement is recorded in its place).
+    """
+
+    def __init__(self, index: int, stale: bool = False) -> None:
+        super().__init__(index)
+        self.index = index
+        self.stale = stale
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _literal(value: Any) -> str | None:
+    """Source text that evaluates to ``value`` exactly, if there is a simple one."""
+    if value is None or type(value) in (bool, int, str):
+        return repr(value)
+    if type(value) is float and math.isfinite(value):
+        return repr(value)
+    if type(value) is tuple and all(_literal(v) is not None for v in value):
+        inner = ", ".join(_literal(v) for v in value)  # type: ignore[misc]
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return None
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.ns: dict[str, Any] = {
+            "GuardMiss": GuardMiss,
+            "_no_scalars": no_scalars,
+            "_same": _same_bytes,
+            "_cell": _cell,
+            "_MISSING": _MISSING,
+            "_state": _STATE,
+        }
+        self.ids: dict[int, str] = {}
+        self.lines: list[str] = []
+
+    def bind(self, value: Any, prefix: str) -> str:
+        name = self.ids.get(id(value))
+        if name is None:
+            name = f"{prefix}{len(self.ids)}"
+            self.ids[id(value)] = name
+            self.ns[name] = value
+        return name
+
+    def param(self, value: Any) -> str:
+        text = _literal(value)
+        return text if text is not None else self.bind(value, "p")
+
+
+def generate(
+    program: Program, name: str = "replay"
+) -> tuple[str, Callable[..., tuple[Any, ...]], list[Check | EnvCheck]]:
+    """The source of ``program`` as a Python function of its inputs, that function, and
+    its guards in the order of the indices its ``GuardMiss`` carry."""
+    w = _Writer()
+    slot: dict[int, str] = {v.index: f"a{i}" for i, v in enumerate(program.inputs)}
+    guards: list[Check | EnvCheck] = []
+    body: list[str] = []
+    for check in program.env:
+        k = len(guards)
+        guards.append(check)
+        h = w.bind(check.holder, "h")
+        if check.kind == "binding":
+            e = w.bind(check.expected, "e")
+            if check.key is None:
+                body.append(f"if _cell({h}) is not {e}: raise GuardMiss({k})")
+            elif type(check.holder) is list:  # (its length is checked before its entries)
+                body.append(f"if {h}[{check.key}] is not {e}: raise GuardMiss({k})")
+            else:
+                key = w.param(check.key)
+                body.append(f"if {h}.get({key}, _MISSING) is not {e}: raise GuardMiss({k})")
+        elif check.kind == "length":
+            body.append(f"if len({h}) != {check.expected}: raise GuardMiss({k})")
+        else:
+            body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
+
+    last = last_uses(program)
+    scalar_ok = _ufunc_fed(program)
+    free: list[str] = []
+    fresh = itertools.count()
+
+    def operand(a: Operand) -> str:
+        if isinstance(a, Var):
+            return slot[a.index]
+        text = _literal(a.value)
+        return text if text is not None else w.bind(a.value, "c")
+
+    indent = "    "
+    state: object | None = None
+    for i, instr in enumerate(program.instructions):
+        errstate = instr.errstate if isinstance(instr, Op) else state
+        if errstate is not state:
+            if state is not None:
+                body += ["    pass", "finally:", "    _state.reset(_token)"]
+                indent = "    "
+            if errstate is not None:
+                body += [f"_token = _state.set({w.bind(errstate, 's')})", "try:"]
+                indent = "        "
+            state = errstate
+        prefix = indent[4:]
+        if isinstance(instr, Check):
+            body.append(prefix + _check_line(w, instr, slot[instr.var.index], len(guards)))
+            guards.append(instr)
+            if last.get(instr.var.index) == i:
+                body += _release(instr.var, slot, free, prefix)
+            continue
+        args = [operand(a) for a in instr.inputs]
+        args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
+        call = f"{w.bind(instr.primitive.impl, 'f')}({', '.join(args)})"
+        if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
+            call = f"_no_scalars({call})"
+        read = {a.index: a for a in instr.inputs if isinstance(a, Var)}
+        dying = [a for a in read.values() if last.get(a.index) == i]
+        free.extend(slot[a.index] for a in dying)  # their names take this op's results
+        outs = []
+        for o in instr.outputs:
+            name = free.pop() if free else f"v{next(fresh)}"
+            slot[o.index] = name
+            outs.append(name)
+        target = ", ".join(outs)
+        if instr.primitive.multiple_results:
+            target += ","
+        body.append(f"{prefix}{target} = {call}")
+        for a in dying:
+            if slot[a.index] not in outs and a.nbytes >= _BIG:
+                free.remove(slot[a.index])
+                body += _release(a, slot, free, prefix)
+        for o in instr.outputs:
+            if last.get(o.index) == i:  # a result nothing reads (of a multiple-results op)
+                body += _release(o, slot, free, prefix)
+    if state is not None:
+        body += ["    pass", "finally:", "    _state.reset(_token)"]
+    results = [_output(w, o, slot) for o in program.outputs]
+    body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    params = ", ".join(f"a{i}" for i in range(len(program.inputs)))
+    fname = f"{_identifier(name)}_{next(_counter)}"
+    source = f"def {fname}({params}):\n" + "\n".join("    " + line for line in body) + "\n"
+    code = compile(source, f"<jit {name}>", "exec")
+    exec(code, w.ns)
+    fn: Callable[..., tuple[Any, ...]] = w.ns[fname]
+    return source, fn, guards
+
+
+def _same_bits(w: _Writer, name: str, snapshot: np.ndarray[Any, Any]) -> str:
+    """An expression: the array ``name`` still holds ``snapshot``'s shape, dtype and bits.
+    A small array's (or NumPy scalar's) bytes are compared at once (``tobytes``: a fraction
+    of a microsecond); a large one's in place, as unsigned integers (no copy of its size)."""
+    if snapshot.nbytes > _SMALL or snapshot.dtype.hasobject:
+        return f"_same({name}, {w.bind(snapshot, 'e')})"
+    shape = repr(snapshot.shape)
+    dtype = w.bind(snapshot.dtype, "d")
+    data = w.bind(snapshot.tobytes(), "b")
+    return f"({name}.shape == {shape} and {name}.dtype == {dtype} and {name}.tobytes() == {data})"
+
+
+def _ufunc_fed(program: Program) -> set[int]:
+    """The values read only by NumPy ufuncs: a ufunc treats a NumPy scalar exactly as the
+    0-d array ``bind`` would make of it (the same loop, and under NEP 50 the same strong
+    dtype), so such a value may stay the scalar its ufunc returned, which saves a call per
+    op on 0-d programs. Outputs and guards get the 0-d array eager code gets."""
+    fed: set[int] = set()
+    other: set[int] = {o.index for o in program.outputs if isinstance(o, Var)}
+    for instr in program.instructions:
+        if isinstance(instr, Check):
+            other.add(instr.var.index)
+            continue
+        ufunc = isinstance(instr.primitive.impl, np.ufunc)
+        for a in instr.inputs:
+            if isinstance(a, Var):
+                (fed if ufunc else other).add(a.index)
+    return fed - other
+
+
+def _release(var: Var, slot: dict[int, str], free: list[str], prefix: str) -> list[str]:
+    """Free ``var``'s name for a later result; delete a large array at once."""
+    free.append(slot[var.index])
+    return [f"{prefix}del {slot[var.index]}"] if var.nbytes >= _BIG else []
+
+
+def _identifier(name: str) -> str:
+    text = "".join(c if c.isalnum() else "_" for c in name)
+    return text if text[:1].isalpha() else f"f_{text}"
+
+
+def _check_line(w: _Writer, check: Check, v: str, k: int) -> str:
+    if check.kind == "bool":
+        return f"if {'not ' if check.expected else ''}{v}: raise GuardMiss({k})"
+    if check.kind in ("int", "index"):
+        fn = "int" if check.kind == "int" else w.bind(operator.index, "g")
+        return f"if {fn}({v}) != {check.expected!r}: raise GuardMiss({k})"
+    if check.kind == "float":
+        return f"if float({v}).hex() != {check.expected!r}: raise GuardMiss({k})"
+    if check.kind == "complex":
+        return f"if {w.bind(_complex_bits, 'g')}({v}) != {check.expected!r}: raise GuardMiss({k})"
+    if check.kind == "shape":
+        return f"if {v}.shape != {check.expected!r}: raise GuardMiss({k})"
+    return f"if not {_same_bits(w, v, check.expected)}: raise GuardMiss({k})"
+
+
+def _complex_bits(value: Any) -> tuple[str, str]:
+    z = complex(value)
+    return (z.real.hex(), z.imag.hex())
+
+
+def _output(w: _Writer, o: Operand, slot: dict[int, str]) -> str:
+    if isinstance(o, Var):
+        return slot[o.index]
+    if o.kind != "external" and type(o.value) is np.ndarray:
+        return f"{w.bind(o.value, 'c')}.copy()"  # a fresh array per call, as eager makes
+    text = _literal(o.value)
+    return text if text is not None else w.bind(o.value, "c")

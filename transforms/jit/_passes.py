@@ -1,0 +1,147 @@
+"""Optimisation passes over a recorded program: common subexpressions, dead code, liveness.
+
+Constant folding happens while recording (``_record``: an op whose operands depend on no
+input and no external array, or whose result depends on shapes only, is computed there
+and becomes a constant). Here:
+
+- ``eliminate_common``: an op applying the same primitive with the same parameters to the
+  same operands (either order for a ``commutative`` one on real numbers, exact to the bit) as an
+  earlier op reuses that op's results, if it ran in the same floating-point error state or
+  with warnings off (derivative code: it could not warn, so nothing observable is lost).
+  Nested transforms recompute a lot (a ``hessian`` evaluates the forward pass in several
+  rules);
+- ``eliminate_dead``: ops none of whose results reaches an output or a guard are dropped
+  (as JAX does: an op whose result is unused and that would raise is not run);
+- ``last_uses``: where each value is read for the last time, so the code generator releases
+  its buffer there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from transforms.core._quiet import _QUIET
+
+from ._program import Check, Op, Operand, Program, Var
+
+__all__ = ["eliminate_common", "eliminate_dead", "last_uses", "optimize"]
+
+
+def _param_key(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return (type(value), tuple(_param_key(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    if isinstance(value, float) and value != value:
+        return ("nan",)  # NaN != NaN: keyed by kind
+    return (type(value), value)
+
+
+def _operand_key(operand: Operand) -> tuple[str, int]:
+    return ("v", operand.index) if isinstance(operand, Var) else ("c", id(operand.value))
+
+
+def _complex(operands: tuple[Operand, ...]) -> bool:
+    """Whether a complex number is among ``operands``: NumPy's complex product with fused
+    multiply-adds rounds ``a * b`` and ``b * a`` differently, so their order is kept."""
+    for a in operands:
+        try:
+            kind = a.dtype if isinstance(a, Var) else str(np.result_type(a.value))
+        except (TypeError, ValueError):  # not a number: kept in order
+            return True
+        if "complex" in kind:
+            return True
+    return False
+
+
+def eliminate_common(program: Program) -> Program:
+    """``program`` with each repeated op replaced by the results of its first occurrence."""
+    seen: dict[Any, tuple[tuple[Var, ...], object]] = {}
+    renamed: dict[int, Var] = {}
+
+    def rename(operand: Operand) -> Operand:
+        return renamed.get(operand.index, operand) if isinstance(operand, Var) else operand
+
+    def rename_var(var: Var) -> Var:
+        return renamed.get(var.index, var)
+
+    kept: list[Op | Check] = []
+    for instr in program.instructions:
+        if isinstance(instr, Check):
+            kept.append(Check(rename_var(instr.var), instr.kind, instr.expected, instr.where))
+            continue
+        inputs = tuple(rename(a) for a in instr.inputs)
+        keys = tuple(_operand_key(a) for a in inputs)
+        if instr.primitive.commutative and len(keys) == 2 and not _complex(inputs):
+            keys = tuple(sorted(keys))
+        try:
+            key = (
+                instr.primitive,
+                keys,
+                tuple(sorted((k, _param_key(v)) for k, v in instr.params.items())),
+            )
+            hash(key)
+        except TypeError:  # an unhashable parameter that escaped _param_key: kept as it is
+            key = None
+        first = seen.get(key) if key is not None else None
+        if first is not None and (instr.errstate is _QUIET or instr.errstate is first[1]):
+            for out, earlier in zip(instr.outputs, first[0], strict=True):
+                renamed[out.index] = earlier
+            continue
+        if key is not None and first is None:
+            seen[key] = (instr.outputs, instr.errstate)
+        kept.append(
+            Op(instr.primitive, inputs, instr.params, instr.outputs, instr.errstate, instr.wrap)
+        )
+    outputs = tuple(rename(o) for o in program.outputs)
+    return Program(program.inputs, kept, outputs, program.env)
+
+
+def eliminate_dead(program: Program) -> Program:
+    """``program`` without the ops whose results reach no output and no guard."""
+    live = {o.index for o in program.outputs if isinstance(o, Var)}
+    kept: list[Op | Check] = []
+    for instr in reversed(program.instructions):
+        if isinstance(instr, Check):
+            live.add(instr.var.index)
+            kept.append(instr)
+        elif any(o.index in live for o in instr.outputs):
+            live.update(a.index for a in instr.inputs if isinstance(a, Var))
+            kept.append(instr)
+    kept.reverse()
+    return Program(program.inputs, kept, program.outputs, program.env)
+
+
+def last_uses(program: Program) -> dict[int, int]:
+    """For each value computed by an op, the position of the last instruction that reads it
+    (its defining op if nothing does); outputs and inputs are never released."""
+    last: dict[int, int] = {}
+    for i, instr in enumerate(program.instructions):
+        if isinstance(instr, Check):
+            last[instr.var.index] = i
+            continue
+        for a in instr.inputs:
+            if isinstance(a, Var):
+                last[a.index] = i
+        for o in instr.outputs:
+            last.setdefault(o.index, i)
+    for v in program.inputs:
+        last.pop(v.index, None)
+    for out in program.outputs:
+        if isinstance(out, Var):
+            last.pop(out.index, None)
+    return last
+
+
+def optimize(program: Program) -> Program:
+    """The passes in order: common subexpressions first (they make more code dead)."""
+    return eliminate_dead(eliminate_common(program))
+
+
+def count_ops(program: Program) -> int:
+    """The number of primitive applications in ``program``."""
+    return sum(isinstance(i, Op) for i in program.instructions)

@@ -1,0 +1,314 @@
+"""The recording interpreter: a trace below every transform the jitted function opens.
+
+Like ``make_trace``'s logging interpreter, it is pushed before the function runs, so every
+primitive that reaches plain values passes through it, whichever transforms the function
+nests (the forward pass, each backward pass, every rule's own primitives): it runs the
+primitive's implementation and appends one ``Op``. A primitive whose parameters hold
+Python callables (a structured loop) is one op like any other: its implementation runs the
+loop at replay.
+
+Its tracers behave as the ndarrays they hold, so the function's Python runs as in eager
+mode; every place a concrete value leaks into Python (``bool``, ``int``, ``float``,
+``complex``, ``operator.index``, ``.item()``, ``.tolist()``, ``np.asarray``, a raw NumPy
+function with no differentiable twin, or a rule that reads the value under a higher
+transform's tracer, which goes through ``.primal``) becomes a ``Check`` placed right after
+the value is computed. ``nonzero``/``argwhere`` results, whose shape depends on values, get
+a shape check.
+
+A recording is abandoned (``Unrecordable``: the call runs eagerly) when the function does
+something a replay cannot repeat: it reaches a tracer of an outer transform (a closure over
+a value being differentiated), or writes into a traced array.
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import operator
+import os
+import sys
+from collections.abc import Sequence
+from types import FrameType
+from typing import Any, NoReturn
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from transforms.core import Primitive, Trace, Tracer, no_scalars, twins
+from transforms.core._quiet import _STATE
+from transforms.core._trace import refuse_concrete
+from transforms.reverse._protect import _same_bytes
+from transforms.reverse._trace import _VALUE_FREE
+
+from ._program import Check, CheckKind, Const, Op, Var
+
+__all__ = ["RecordTrace", "RecordTracer", "Unrecordable"]
+
+# Primitives whose result's shape depends on its operand's values, not only on its shape.
+_DATA_DEPENDENT_SHAPE = frozenset(("nonzero", "argwhere"))
+# Primitives whose result depends on their operands' shape and dtype only (reverse mode's
+# list of them): folded.
+VALUE_FREE = _VALUE_FREE
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # transforms/
+
+
+class Unrecordable(BaseException):
+    """The function did something a replay cannot repeat; the call runs eagerly.
+
+    A ``BaseException``: the function's own ``except Exception`` must not swallow it and go
+    on recording as if the refused operation had happened."""
+
+
+def _user_line() -> str:
+    """The innermost source line outside this library: where a value leaked into Python."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+def _snapshot(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A private, read-only copy of ``value`` with its memory layout (its strides: a
+    broadcast view's zero strides, a transposed matrix's order), since NumPy's and LAPACK's
+    kernels may round differently on another layout, and a replay must give eager's bits."""
+    if value.dtype.hasobject or value.size == 0 or value.flags.c_contiguous:
+        snap = value.copy(order="K")
+    else:
+        low, high = byte_bounds(value)
+        memory = np.empty(high - low, np.uint8)
+        ctypes.memmove(memory.ctypes.data, low, high - low)
+        start = value.__array_interface__["data"][0]
+        snap = np.ndarray(
+            value.shape, value.dtype, buffer=memory, offset=start - low, strides=value.strides
+        )
+    snap.flags.writeable = False
+    return snap
+
+
+class RecordTracer(Tracer):
+    """A value of the recording: behaves as the ndarray it holds; leaks become guards."""
+
+    __slots__ = ("node", "value")
+
+    _trace: RecordTrace
+
+    def __init__(self, trace: RecordTrace, value: Any, var: Var | Const) -> None:
+        self._trace = trace
+        self.value = value
+        self.node = var
+
+    @property
+    def primal(self) -> Any:
+        # Only code that reads the concrete value goes down to this level (``concrete``:
+        # a rule deciding on values, or a higher tracer's bool()); ``refuse_concrete`` only
+        # walks past it.
+        if sys._getframe(1).f_code is not refuse_concrete.__code__:
+            self._trace.check(self, "value", _snapshot(np.asarray(self.value)))
+        return self.value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return np.shape(self.value)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return np.asarray(self.value).dtype
+
+    # ---- leaks of concrete values into Python: each is a guard ----------------------------
+    def __bool__(self) -> bool:
+        result = bool(self.value)
+        self._trace.check(self, "bool", result)
+        return result
+
+    def __int__(self) -> int:
+        result = int(self.value)
+        self._trace.check(self, "int", result)
+        return result
+
+    def __index__(self) -> int:
+        result = operator.index(self.value)
+        self._trace.check(self, "index", result)
+        return result
+
+    def __float__(self) -> float:
+        result = float(self.value)
+        self._trace.check(self, "float", result.hex())
+        return result
+
+    def __complex__(self) -> complex:
+        result = complex(self.value)
+        self._trace.check(self, "complex", (result.real.hex(), result.imag.hex()))
+        return result
+
+    def _leak(self) -> Any:
+        self._trace.check(self, "value", _snapshot(np.asarray(self.value)))
+        return self.value
+
+    def item(self, *args: Any) -> Any:
+        return self._leak().item(*args)
+
+    def tolist(self) -> Any:
+        return self._leak().tolist()
+
+    def __array__(self, dtype: object = None, copy: object = None) -> Any:
+        value = np.asarray(self._leak())
+        if dtype is not None and dtype != value.dtype:
+            return value.astype(dtype)  # type: ignore[call-overload]
+        return value.copy() if copy else value
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        fn = twins.get(ufunc)
+        if method == "__call__" and fn is not None and kwargs.get("out") is None:
+            return fn(*inputs, **kwargs)
+        inputs = tuple(self._trace.leak(x) for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        fn = twins.get(func)
+        if fn is not None:
+            return fn(*args, **kwargs)
+        leak = self._trace.leak
+        args = [leak(a) for a in args]
+        kwargs = {k: leak(v) for k, v in kwargs.items()}
+        return func(*args, **kwargs)
+
+    def __setitem__(self, index: object, value: object) -> NoReturn:
+        raise Unrecordable("the function writes into an array it computes or receives")
+
+    # ``x += 1`` writes into an ndarray argument in eager code (the caller sees it); a
+    # replay could not: such a function runs eagerly.
+    def _in_place(self, other: object) -> NoReturn:
+        raise Unrecordable("the function updates an array in place (x += ...)")
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = _in_place
+    __imod__ = __ipow__ = __imatmul__ = __iand__ = __ior__ = __ixor__ = _in_place
+
+    # Text of a value is taken once, at recording, as a print's side effect is (docs/jit.md).
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class RecordTrace(Trace[RecordTracer]):
+    """The recording interpreter of one jitted call (see the module docstring)."""
+
+    __slots__ = ("ambient", "count", "externals", "instructions", "snapshots")
+
+    def __init__(self, level: int, externals: dict[int, np.ndarray[Any, Any]]) -> None:
+        super().__init__(level, "jit")
+        self.instructions: list[Op | Check] = []
+        self.count = 0
+        self.externals = externals
+        # Arrays the function made and passed to primitives, by id: (array, snapshot).
+        self.snapshots: dict[int, tuple[Any, np.ndarray[Any, Any]]] = {}
+        self.ambient = _STATE.get() if _STATE is not None else None
+
+    def new_var(self, value: Any) -> Var:
+        """A number for a value an op computes (or an input)."""
+        self.count += 1
+        shape = np.shape(value)
+        dtype = str(value.dtype) if hasattr(value, "dtype") else str(np.result_type(value))
+        nbytes = int(getattr(value, "nbytes", 0))
+        return Var(self.count, shape, dtype, nbytes)
+
+    def new(self, value: Any) -> tuple[RecordTracer, Var]:
+        var = self.new_var(value)
+        return RecordTracer(self, value, var), var
+
+    def folded(self, value: Any) -> RecordTracer:
+        kept = _snapshot(value) if type(value) is np.ndarray else value
+        return RecordTracer(self, value, Const(kept, "folded"))
+
+    def check(self, tracer: RecordTracer, kind: CheckKind, expected: Any) -> None:
+        var = tracer.node
+        if tracer._trace is not self or not self.alive or isinstance(var, Const):
+            return  # a finished recording's value, or one that depends on no input: fixed
+        self.instructions.append(Check(var, kind, expected, _user_line()))
+
+    def leak(self, value: Any) -> Any:
+        """``value``'s concrete value if it is one of this trace's tracers (a guard)."""
+        if isinstance(value, RecordTracer) and value._trace is self:
+            return value._leak()
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.leak(v) for v in value)
+        return value
+
+    def constant(self, value: Any) -> Const:
+        """``value`` as a constant operand: by reference if the function reads it by name,
+        else as it is now (a snapshot: the function may write into it later)."""
+        if isinstance(value, Tracer):
+            raise Unrecordable(
+                f"the function reaches a value of an outer transform ({value._trace.name}): "
+                "a closure over a traced value"
+            )
+        if type(value) is np.ndarray:
+            if self.externals.get(id(value)) is value:
+                return Const(value, "external")
+            kept = self.snapshots.get(id(value))
+            if kept is not None and kept[0] is value and _same_bytes(value, kept[1]):
+                return Const(kept[1], "literal")
+            snap = _snapshot(value)
+            self.snapshots[id(value)] = (value, snap)  # holding it keeps its id unique
+            return Const(snap, "literal")
+        if isinstance(value, (list, dict, np.ndarray)):
+            return Const(copy.deepcopy(value), "literal")
+        return Const(value, "literal")
+
+    def process_primitive(
+        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
+    ) -> object:
+        values: list[Any] = []
+        operands: list[Var | Const] = []
+        for a in args:
+            if isinstance(a, RecordTracer) and a._trace is self:
+                values.append(a.value)
+                operands.append(a.node)  # (a Const when its value was folded)
+            else:
+                const = self.constant(a)
+                values.append(a)
+                operands.append(const)
+        for value in params.values():
+            if isinstance(value, Tracer) or (
+                isinstance(value, (tuple, list)) and any(isinstance(v, Tracer) for v in value)
+            ):
+                raise Unrecordable(f"a parameter of '{primitive.name}' is a traced value")
+        kept_params = {k: _snapshot(v) if type(v) is np.ndarray else v for k, v in params.items()}
+        state = _STATE.get() if _STATE is not None else None
+        ans = primitive.impl(*values, **params)
+        if primitive.name in VALUE_FREE or all(
+            isinstance(o, Const) and o.kind != "external" for o in operands
+        ):  # a value that depends on no input and no external array: folded into a constant
+            if primitive.multiple_results:
+                ans = no_scalars(tuple(ans))
+                return tuple(self.folded(a) for a in ans)
+            return self.folded(no_scalars(ans))
+        wrap = False
+        if primitive.multiple_results:
+            if any(type(a) is not np.ndarray for a in ans):
+                wrap = True
+                ans = no_scalars(tuple(ans))
+            made = [self.new(a) for a in ans]
+        else:
+            if type(ans) is not np.ndarray:
+                wrap = True
+                ans = no_scalars(ans)
+            made = [self.new(ans)]
+        outs = tuple(tracer for tracer, _ in made)
+        out_vars = tuple(var for _, var in made)
+        errstate = None if state is self.ambient else state
+        self.instructions.append(
+            Op(primitive, tuple(operands), kept_params, out_vars, errstate, wrap)
+        )
+        if primitive.name in _DATA_DEPENDENT_SHAPE:
+            for var in out_vars:
+                self.instructions.append(Check(var, "shape", var.shape, _user_line()))
+        return tuple(outs) if primitive.multiple_results else outs[0]
