@@ -45,12 +45,12 @@ from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
 from .core import TracerBoolConversionError as TracerBoolConversionError
 from .core import TransformsError as TransformsError
-from .jit import JitWarning as JitWarning
-from .jit import jit as jit
 from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
 from .numpy._user import primitive as primitive
+from .staging import JitWarning as JitWarning
+from .staging import jit as jit
 from .taylor import derivatives as derivatives
 from .taylor import directional_derivatives as directional_derivatives
 from .taylor import jet as jet

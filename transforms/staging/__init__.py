@@ -1,4 +1,5 @@
-"""``jit``: record a function's primitives once, replay them at NumPy speed, never stale."""
+"""``T.jit`` (staging: the package is not named ``jit``, so that ``transforms.jit`` is only ever the
+function): record a function's primitives once, replay them at NumPy speed, never stale."""
 
 from ._api import Jitted as Jitted
 from ._api import JitWarning as JitWarning
