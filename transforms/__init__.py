@@ -22,12 +22,15 @@ from .compose import custom_root as custom_root
 from .compose import custom_vjp as custom_vjp
 from .compose import grad as grad
 from .compose import hessian as hessian
+from .compose import hessian_diag as hessian_diag
 from .compose import hessian_sparsity as hessian_sparsity
+from .compose import hessian_trace as hessian_trace
 from .compose import hvp as hvp
 from .compose import jacfwd as jacfwd
 from .compose import jacobian_sparsity as jacobian_sparsity
 from .compose import jacrev as jacrev
 from .compose import jvp as jvp
+from .compose import laplacian as laplacian
 from .compose import linearize as linearize
 from .compose import make_trace as make_trace
 from .compose import sparse_hessian as sparse_hessian
@@ -48,6 +51,7 @@ from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
 from .numpy._user import primitive as primitive
+from .taylor import derivative as derivative
 from .taylor import derivatives as derivatives
 from .taylor import directional_derivatives as directional_derivatives
 from .taylor import jet as jet
@@ -67,6 +71,7 @@ __all__ = [
     "defbatch",
     "defjvp",
     "defvjp",
+    "derivative",
     "derivatives",
     "directional_derivatives",
     "DerivativeDroppedError",
@@ -74,6 +79,8 @@ __all__ = [
     "flatten_util",
     "grad",
     "hessian",
+    "hessian_diag",
+    "hessian_trace",
     "hessian_sparsity",
     "hvp",
     "jacfwd",
@@ -81,6 +88,7 @@ __all__ = [
     "jacrev",
     "jet",
     "jvp",
+    "laplacian",
     "linearize",
     "make_trace",
     "NoRuleError",

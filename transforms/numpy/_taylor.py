@@ -27,7 +27,14 @@ import numpy as np
 
 from transforms.batching import batch_rule
 from transforms.core import Primitive, Tracer
-from transforms.taylor import array_ops, by_composition, deftaylor, ode_rule
+from transforms.taylor import (
+    array_ops,
+    by_composition,
+    collapsed_linear,
+    defcollapsed,
+    deftaylor,
+    ode_rule,
+)
 
 from . import _arithmetic as ar
 from . import (
@@ -52,6 +59,8 @@ array_ops.update(
     stack=sh.stack,
     broadcast_to=sh.broadcast_to,
     tensordot=_products.tensordot,
+    moveaxis=sh.moveaxis,
+    sum=_reductions.sum,
 )
 
 
@@ -333,6 +342,32 @@ def bilinear(primitive: Primitive) -> Any:
     return rule
 
 
+def collapsed_bilinear(primitive: Primitive) -> Any:
+    """The collapsed rule (``transforms/taylor/_collapsed.py``) of a bilinear primitive:
+    ``p(a0, B) + p(A, b0)`` on the ``n + 1`` rows of each operand, plus the cross term
+    ``sum_i p(a1_i, b1_i)`` in the summed second-order row."""
+    taylor = bilinear(primitive)
+
+    def rule(
+        n: int, primals: Sequence[Any], terms: Sequence[Any], ans: Any, /, **params: Any
+    ) -> Any:
+        ta, tb = terms
+        if ta is None or tb is None:
+            return taylor(n + 1, primals, terms, ans, **params)
+        linear_part = taylor(n + 1, primals, [ta, None], ans, **params) + taylor(
+            n + 1, primals, [None, tb], ans, **params
+        )
+        cross = _batched(primitive, [ta[:n], tb[:n]], [0, 0], params)
+        if _plain(cross, linear_part):
+            linear_part[n] += cross.sum(0)
+            return linear_part
+        shape = shape_of(ans)
+        row = sh.reshape(_reductions.sum(cross, 0), (1, *shape))
+        return linear_part + sh.concatenate([np.zeros((n, *shape), dtype=_dtype(ans)), row], 0)
+
+    return rule
+
+
 _multiply = bilinear(ar.multiply_p)
 
 
@@ -531,9 +566,12 @@ _ELEMENTWISE_LINEAR = frozenset(
 
 for _p, _static in LINEAR.items():
     deftaylor(_p, linear(_p, _static, _p in _ELEMENTWISE_LINEAR))
+    defcollapsed(_p, collapsed_linear(linear(_p, _static, _p in _ELEMENTWISE_LINEAR)))
 deftaylor(ar.multiply_p, _multiply)
 for _p in (_products.matmul_p, _convolution.convolve_p):
     deftaylor(_p, bilinear(_p))
+for _p in (ar.multiply_p, _products.matmul_p, _convolution.convolve_p):
+    defcollapsed(_p, collapsed_bilinear(_p))
 deftaylor(ar.divide_p, _divide)
 deftaylor(ar.power_p, _power)
 # recurrences cheaper than the kit's derived rule (which these primitives also have)

@@ -15,7 +15,7 @@ from transforms.core.tree_util import tree_flatten, tree_unflatten
 from ._rules import array_ops
 from ._trace import JetTrace, JetTracer
 
-__all__ = ["jet", "derivatives", "directional_derivatives"]
+__all__ = ["jet", "derivative", "derivatives", "directional_derivatives"]
 
 
 def _as_array(x: Any, what: str, *where: int) -> Any:
@@ -196,6 +196,38 @@ def directional_derivatives(fun: Callable[..., Any], order: int) -> Callable[[An
         return jet(fun, (x,), ([v] + [zeros] * (order - 1),))[1]  # type: ignore[no-any-return]
 
     return along
+
+
+def derivative(fun: Callable[[Any], Any], order: int = 1) -> Callable[..., Any]:
+    """A function giving the ``order``-th derivative of ``fun`` in one Taylor pass: of a
+    scalar function (or one elementwise on an array: each element's), ``f^(k)(x)``; given a
+    direction ``v`` too, the directional derivative ``d^k/dt^k fun(x + t v)`` at ``t = 0``.
+
+    One ``jet`` of order ``k`` underneath: the cost grows with ``k`` as a Taylor
+    recurrence's does (at most quadratically, per primitive), where ``k`` nested ``grad``
+    calls grow exponentially. It composes with ``grad`` and ``vmap`` as ``jet`` does.
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> float(T.derivative(tnp.sin, order=5)(0.0))  # the fifth derivative of sin is cos
+        1.0
+        >>> f = lambda x: tnp.sum(x**3)
+        >>> float(T.derivative(f, order=3)(np.array([1.0, 2.0]), np.array([1.0, 1.0])))
+        12.0
+    """
+    _check_order(order, "derivative")
+
+    def kth(x: Any, v: Any = None) -> Any:
+        x = _as_array(x, "x")
+        zeros = np.zeros(x.shape, dtype=_dtype(x))
+        first = np.ones_like(x) if v is None else v
+        series = jet(fun, (x,), ([first] + [zeros] * (order - 1),))[1]
+        flat, tree = tree_flatten(series, is_leaf=lambda s: isinstance(s, list))
+        return tree_unflatten(tree, [s[order - 1] for s in flat])
+
+    return kth
 
 
 def _check_order(order: int, name: str) -> None:
