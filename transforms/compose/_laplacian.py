@@ -21,6 +21,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 
+from transforms.core import Tracer
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 from transforms.numpy import moveaxis, reshape
 from transforms.numpy._define import dtype_of, shape_of
@@ -156,7 +157,9 @@ def hessian_trace(
         of_x, x = _split(fun, args, kwargs, argnums, "hessian_trace")
         total = collapsed_jet(of_x, x, _signs(seed, num_samples, x))[2]
         flat, tree = tree_flatten(total)
-        return tree_unflatten(tree, [t / num_samples for t in flat])  # type: ignore[no-any-return]
+        means = [t / num_samples for t in flat]
+        means = [m if isinstance(m, (Tracer, np.ndarray)) else np.asarray(m) for m in means]
+        return tree_unflatten(tree, means)  # type: ignore[no-any-return]
 
     return estimate
 

@@ -28,8 +28,11 @@ import numpy as np
 from transforms.batching import batch_rule
 from transforms.core import Primitive, Tracer
 from transforms.taylor import (
+    COLLAPSED,
+    add_collapsed,
     array_ops,
     by_composition,
+    collapsed_elementwise,
     collapsed_linear,
     defcollapsed,
     deftaylor,
@@ -344,28 +347,38 @@ def bilinear(primitive: Primitive) -> Any:
 
 def collapsed_bilinear(primitive: Primitive) -> Any:
     """The collapsed rule (``transforms/taylor/_collapsed.py``) of a bilinear primitive:
-    ``p(a0, B) + p(A, b0)`` on the ``n + 1`` rows of each operand, plus the cross term
-    ``sum_i p(a1_i, b1_i)`` in the summed second-order row."""
+    ``p(a0, B) + p(A, b0)`` on the first coefficients and on the summed second ones, plus
+    the cross term ``sum_i p(a1_i, b1_i)`` in the second."""
     taylor = bilinear(primitive)
+    linear_in_each = collapsed_linear(taylor)
 
     def rule(
-        n: int, primals: Sequence[Any], terms: Sequence[Any], ans: Any, /, **params: Any
+        n: int,
+        primals: Sequence[Any],
+        firsts: Sequence[Any],
+        seconds: Sequence[Any],
+        ans: Any,
+        /,
+        **params: Any,
     ) -> Any:
-        ta, tb = terms
-        if ta is None or tb is None:
-            return taylor(n + 1, primals, terms, ans, **params)
-        linear_part = taylor(n + 1, primals, [ta, None], ans, **params) + taylor(
-            n + 1, primals, [None, tb], ans, **params
-        )
-        cross = _batched(primitive, [ta[:n], tb[:n]], [0, 0], params)
-        if _plain(cross, linear_part):
-            linear_part[n] += cross.sum(0)
-            return linear_part
-        shape = shape_of(ans)
-        row = sh.reshape(_reductions.sum(cross, 0), (1, *shape))
-        return linear_part + sh.concatenate([np.zeros((n, *shape), dtype=_dtype(ans)), row], 0)
+        (fa, fb), (ca, cb) = firsts, seconds
+        if (fa is None and ca is None) or (fb is None and cb is None):
+            return linear_in_each(n, primals, firsts, seconds, ans, **params)
+        left = linear_in_each(n, primals, [fa, None], [ca, None], ans, **params)
+        right = linear_in_each(n, primals, [None, fb], [None, cb], ans, **params)
+        first = _sum_or_none(left[0], right[0])
+        second = _sum_or_none(left[1], right[1])
+        if fa is not None and fb is not None:
+            cross = _batched(primitive, [fa, fb], [0, 0], params)
+            cross = cross.sum(0) if _plain(cross) else _reductions.sum(cross, 0)
+            second = _sum_or_none(second, cross)
+        return (first, second)
 
     return rule
+
+
+def _sum_or_none(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
 
 
 _multiply = bilinear(ar.multiply_p)
@@ -567,6 +580,8 @@ _ELEMENTWISE_LINEAR = frozenset(
 for _p, _static in LINEAR.items():
     deftaylor(_p, linear(_p, _static, _p in _ELEMENTWISE_LINEAR))
     defcollapsed(_p, collapsed_linear(linear(_p, _static, _p in _ELEMENTWISE_LINEAR)))
+defcollapsed(ar.add_p, add_collapsed(COLLAPSED[ar.add_p], lambda i: 1))
+defcollapsed(ar.subtract_p, add_collapsed(COLLAPSED[ar.subtract_p], lambda i: 1 - 2 * i))
 deftaylor(ar.multiply_p, _multiply)
 for _p in (_products.matmul_p, _convolution.convolve_p):
     deftaylor(_p, bilinear(_p))
@@ -574,6 +589,8 @@ for _p in (ar.multiply_p, _products.matmul_p, _convolution.convolve_p):
     defcollapsed(_p, collapsed_bilinear(_p))
 deftaylor(ar.divide_p, _divide)
 deftaylor(ar.power_p, _power)
+for _p in (ar.divide_p, ar.power_p):
+    defcollapsed(_p, collapsed_elementwise(_p))
 # recurrences cheaper than the kit's derived rule (which these primitives also have)
 deftaylor(_elementwise.exp_p, _exp)
 deftaylor(_elementwise.log_p, _log)

@@ -9,13 +9,14 @@ second derivative at the primal). Its sum over the directions is then
 value instead of ``n``, *collapsed* (Dangel et al., NeurIPS 2024; the forward Laplacian of
 Li et al., 2023), exactly.
 
-A ``CollapsedTracer`` holds its primal and ``terms``: one array ``(n + 1, *shape)``, rows
-``0 .. n-1`` the first coefficients ``x1_i`` (one per direction) and row ``n`` the summed
-normalised second coefficient ``c`` (``None``: all zero). A primitive maps it by
+A ``CollapsedTracer`` holds its primal, ``firsts``: one array ``(n, *shape)`` stacking the
+first coefficients ``x1_i`` (one per direction), and ``second``: the summed normalised
+second coefficient ``c`` (``None``: zero). A primitive maps them by
 
 - its collapsed rule (``defcollapsed``), when the family gave one: a linear primitive maps
-  all ``n + 1`` rows in one batched call (``Q = 0``), a bilinear one adds the cross term
-  ``sum_i p(a1_i, b1_i)`` (``transforms/numpy/_taylor.py``);
+  the stack and ``c`` by its Taylor rule (``Q = 0``), a bilinear one adds the cross term
+  ``sum_i p(a1_i, b1_i)`` (``transforms/numpy/_taylor.py``), an elementwise one multiplies
+  by ``f'`` and adds ``f''/2 sum_i x1_i**2`` (the family kit);
 - else the rule derived from its Taylor rule, for every primitive that has one (the
   coverage test demands it): the order-2 rule ``vmap``-ed over the directions with a zero
   second coefficient gives ``x1`` and ``Q`` (summed), and the order-1 rule on ``c`` gives
@@ -53,15 +54,18 @@ __all__ = [
     "CollapsedRule",
     "CollapsedTrace",
     "CollapsedTracer",
+    "add_collapsed",
+    "collapsed_elementwise",
     "collapsed_jet",
     "collapsed_linear",
     "defcollapsed",
 ]
 
 CollapsedRule = Callable[..., Any]
-"""``rule(n, primals, terms, ans, /, **params) -> terms_out``: ``terms[i]`` the ``(n + 1,
-*shape)`` stack of operand ``i`` (or ``None``), the result's stack (or ``None``, a tuple of
-them for a multiple-results primitive)."""
+"""``rule(n, primals, firsts, seconds, ans, /, **params) -> (firsts_out, second_out)``:
+``firsts[i]`` the ``(n, *shape)`` stack of operand ``i``'s first coefficients and
+``seconds[i]`` its summed second one (each ``None`` for zero); the result's pair (a tuple
+of pairs for a multiple-results primitive, ``None`` for a zero pair)."""
 
 COLLAPSED: dict[Primitive[Any], CollapsedRule] = {}
 
@@ -69,19 +73,6 @@ COLLAPSED: dict[Primitive[Any], CollapsedRule] = {}
 def defcollapsed(primitive: Primitive[Any], rule: CollapsedRule) -> None:
     """A cheaper collapsed rule for ``primitive`` than the one derived from its Taylor rule."""
     COLLAPSED[primitive] = rule
-
-
-def collapsed_linear(rule: TaylorRule) -> CollapsedRule:
-    """The collapsed rule of a primitive whose Taylor rule maps each coefficient by itself
-    (a linear primitive, or a bilinear one with one constant operand): the ``n + 1`` rows are
-    ``n + 1`` coefficients to that rule, mapped in one call."""
-
-    def collapsed(
-        n: int, primals: Sequence[Any], terms: Sequence[Any], ans: Any, /, **params: Any
-    ) -> Any:
-        return rule(n + 1, primals, terms, ans, **params)
-
-    return collapsed
 
 
 def _plain(*xs: Any) -> bool:
@@ -92,10 +83,6 @@ def _shape(x: Any) -> tuple[int, ...]:
     return x.shape if isinstance(x, (Tracer, np.ndarray, np.generic)) else np.shape(x)
 
 
-def _concat(parts: list[Any]) -> Any:
-    return np.concatenate(parts) if _plain(*parts) else array_ops["concatenate"](parts, 0)
-
-
 def _stack(parts: list[Any], axis: int) -> Any:
     return np.stack(parts, axis) if _plain(*parts) else array_ops["stack"](parts, axis)
 
@@ -104,8 +91,125 @@ def _sum0(x: Any) -> Any:
     return np.sum(x, 0) if _plain(x) else array_ops["sum"](x, 0)
 
 
-def _zeros_like(x: Any) -> Any:
-    return np.zeros(_shape(x), dtype=x.dtype)
+def _squares(firsts: Any) -> Any:
+    """``sum_i x1_i * x1_i`` (no conjugate: the second derivative along a real direction)."""
+    if _plain(firsts):
+        return np.einsum("i...,i...->...", firsts, firsts)
+    return _sum0(firsts * firsts)
+
+
+def _add(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
+
+
+def _pair(firsts: Any, second: Any) -> Any:
+    return None if firsts is None and second is None else (firsts, second)
+
+
+def _row(
+    rule: TaylorRule, primals: Sequence[Any], seconds: Sequence[Any], ans: Any, params: Any
+) -> Any:
+    """``J c``: the order-1 Taylor rule on the summed second coefficients (``None``: zero)."""
+    if all(c is None for c in seconds):
+        return None
+    out = rule(1, primals, [None if c is None else c[None] for c in seconds], ans, **params)
+    return None if out is None else out[0]
+
+
+def collapsed_linear(rule: TaylorRule) -> CollapsedRule:
+    """The collapsed rule of a primitive whose Taylor rule maps each coefficient by itself
+    (a linear primitive, or a bilinear one with one constant operand): the ``n`` first
+    coefficients are ``n`` coefficients to that rule, and ``c`` one more."""
+
+    def collapsed(
+        n: int,
+        primals: Sequence[Any],
+        firsts: Sequence[Any],
+        seconds: Sequence[Any],
+        ans: Any,
+        /,
+        **params: Any,
+    ) -> Any:
+        first = None if all(f is None for f in firsts) else rule(n, primals, firsts, ans, **params)
+        return _pair(first, _row(rule, primals, seconds, ans, params))
+
+    return collapsed
+
+
+def add_collapsed(rule: CollapsedRule, sign: Callable[[int], int]) -> CollapsedRule:
+    """The collapsed rule of ``add`` or ``subtract`` (``sign(i)``: operand ``i``'s sign):
+    one traced operand of the result's shape and dtype passes through as it is (negated if
+    subtracted), not added to zeros; otherwise ``rule``."""
+
+    def collapsed(
+        n: int,
+        primals: Sequence[Any],
+        firsts: Sequence[Any],
+        seconds: Sequence[Any],
+        ans: Any,
+        /,
+        **params: Any,
+    ) -> Any:
+        traced = [i for i in range(len(primals)) if firsts[i] is not None or seconds[i] is not None]
+        if len(traced) == 1:
+            (i,) = traced
+            x = primals[i]
+            if _shape(x) == _shape(ans) and x.dtype == ans.dtype:
+                if sign(i) > 0:
+                    return (firsts[i], seconds[i])
+                return _pair(
+                    None if firsts[i] is None else -firsts[i],
+                    None if seconds[i] is None else -seconds[i],
+                )
+        return rule(n, primals, firsts, seconds, ans, **params)
+
+    return collapsed
+
+
+def _taylor_rule(primitive: Primitive[Any]) -> TaylorRule | None:
+    """The primitive's Taylor rule, or the one derived from its JVP rule, or ``None``."""
+    rule = RULES.get(primitive)
+    if rule is None and jvp_rule(primitive) is not None:
+        rule = ode_rule(primitive)
+    return rule
+
+
+def collapsed_elementwise(primitive: Primitive[Any]) -> CollapsedRule:
+    """The collapsed rule of an elementwise primitive. With one traced operand of the
+    result's shape, ``f'`` and ``f''/2`` come from one order-2 jet of the primitive along
+    ``x + t`` (on the primal's shape, not per direction), and then ``y1_i = f' x1_i`` and
+    ``c_y = f' c_x + f''/2 sum_i x1_i**2``; otherwise (operands broadcast, or several
+    traced) the rule derived from the Taylor rule."""
+
+    def rule(
+        n: int,
+        primals: Sequence[Any],
+        firsts: Sequence[Any],
+        seconds: Sequence[Any],
+        ans: Any,
+        /,
+        **params: Any,
+    ) -> Any:
+        taylor = _taylor_rule(primitive)
+        assert taylor is not None  # (the trace asks only for a differentiable primitive's)
+        traced = [i for i in range(len(primals)) if firsts[i] is not None or seconds[i] is not None]
+        shape = _shape(ans)
+        if len(traced) != 1 or _shape(primals[traced[0]]) != shape or firsts[traced[0]] is None:
+            return _derived(taylor, False, n, primals, firsts, seconds, ans, params)
+        i = traced[0]
+        first, c = firsts[i], seconds[i]
+        unit = np.zeros((2, *shape), dtype=first.dtype)
+        unit[0] = 1
+        series: list[Any] = [None] * len(primals)
+        series[i] = unit
+        coeffs = taylor(2, primals, series, ans, **params)
+        if coeffs is None:
+            return None
+        f1, f2 = coeffs[0], coeffs[1]
+        second = f2 * _squares(first)
+        return (first * f1, second if c is None else c * f1 + second)
+
+    return rule
 
 
 def _unbatch(out: Any, trace: BatchTrace, size: int) -> Any:
@@ -122,51 +226,48 @@ def _derived(
     multiple: bool,
     n: int,
     primals: Sequence[Any],
-    terms: Sequence[Any],
+    firsts: Sequence[Any],
+    seconds: Sequence[Any],
     ans: Any,
     params: dict[str, Any],
 ) -> Any:
     """The collapsed rule derived from a Taylor rule (see the module docs)."""
-    dirs = [None if t is None else _stack([t[:n], _zeros_like(t[:n])], 1) for t in terms]
-    with new_trace(lambda level: BatchTrace(level, n)) as trace:
-        series = [None if d is None else BatchTracer(trace, d, 0) for d in dirs]
-        out = rule(2, primals, series, ans, **params)
-        if multiple:
-            out = None if out is None else tuple(_unbatch(o, trace, n) for o in out)
-        else:
-            out = _unbatch(out, trace, n)
-    cs = [None if t is None else t[n:] for t in terms]
-    jc = None if all(c is None for c in cs) else rule(1, primals, cs, ans, **params)
+    dirs = [None if f is None else _stack([f, np.zeros(_shape(f), f.dtype)], 1) for f in firsts]
+    out: Any = None
+    if any(d is not None for d in dirs):
+        with new_trace(lambda level: BatchTrace(level, n)) as trace:
+            series = [None if d is None else BatchTracer(trace, d, 0) for d in dirs]
+            out = rule(2, primals, series, ans, **params)
+            if multiple:
+                out = None if out is None else tuple(_unbatch(o, trace, n) for o in out)
+            else:
+                out = _unbatch(out, trace, n)
+    jc = _row(rule, primals, seconds, ans, params)
     if not multiple:
-        return _combine(n, out, jc)
+        return _combine(out, jc)
     outs = (None,) * len(ans) if out is None else out
     jcs = (None,) * len(ans) if jc is None else jc
-    return tuple(_combine(n, o, j) for o, j in zip(outs, jcs, strict=True))
+    pairs = tuple(_combine(o, j) for o, j in zip(outs, jcs, strict=True))
+    return None if all(p is None for p in pairs) else pairs
 
 
-def _combine(n: int, out: Any, jc: Any) -> Any:
-    """The ``(n + 1)`` stack from the per-direction order-2 series ``out`` (``(n, 2, ...)``)
-    and ``J c`` (``(1, ...)``)."""
+def _combine(out: Any, jc: Any) -> Any:
+    """The pair from the per-direction order-2 series ``out`` (``(n, 2, ...)``) and ``J c``."""
     if out is None:
-        if jc is None:
-            return None
-        return _concat([np.zeros((n, *_shape(jc)[1:]), dtype=jc.dtype), jc])
-    first = out[:, 0]
-    last = _sum0(out[:, 1])
-    if jc is not None:
-        last = last + jc[0]
-    return _concat([first, last[None]])
+        return _pair(None, jc)
+    return (out[:, 0], _add(_sum0(out[:, 1]), jc))
 
 
 class CollapsedTracer(PrimalTracer):
     """A primal value (one level down), its ``n`` first coefficients and their summed second."""
 
-    __slots__ = ("terms",)
+    __slots__ = ("firsts", "second")
 
-    def __init__(self, trace: CollapsedTrace, primal: Any, terms: Any) -> None:
+    def __init__(self, trace: CollapsedTrace, primal: Any, firsts: Any, second: Any) -> None:
         self._trace = trace
         self._primal = primal
-        self.terms = terms
+        self.firsts = firsts
+        self.second = second
 
 
 class CollapsedTrace(Trace[CollapsedTracer]):
@@ -182,43 +283,44 @@ class CollapsedTrace(Trace[CollapsedTracer]):
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         primals: list[Any] = []
-        terms: list[Any] = []
-        traced = False
+        firsts: list[Any] = []
+        seconds: list[Any] = []
         for a in args:
             if type(a) is CollapsedTracer and a._trace is self:
                 primals.append(a._primal)
-                terms.append(a.terms)
-                traced = traced or a.terms is not None
+                firsts.append(a.firsts)
+                seconds.append(a.second)
             else:
                 primals.append(a)
-                terms.append(None)
+                firsts.append(None)
+                seconds.append(None)
         if self.level == 0:
             ans = primitive.impl(*primals, **params)
             if type(ans) is not np.ndarray:
                 ans = no_scalars(ans)
         else:
             ans = primitive.bind(*primals, **params)
+        traced = any(f is not None for f in firsts) or any(c is not None for c in seconds)
         if not (primitive.differentiable and traced):
             return ans
         fast = COLLAPSED.get(primitive)
         if fast is not None:
-            out = fast(self.n, primals, terms, ans, **params)
+            out = fast(self.n, primals, firsts, seconds, ans, **params)
         else:
-            rule = RULES.get(primitive)
+            rule = _taylor_rule(primitive)
             if rule is None:
-                if jvp_rule(primitive) is None:
-                    raise NoRuleError(
-                        primitive.name, "jet", self.first_owned(args), "transforms.taylor.deftaylor"
-                    )
-                rule = ode_rule(primitive)
-            out = _derived(rule, primitive.multiple_results, self.n, primals, terms, ans, params)
+                raise NoRuleError(
+                    primitive.name, "jet", self.first_owned(args), "transforms.taylor.deftaylor"
+                )
+            multiple = primitive.multiple_results
+            out = _derived(rule, multiple, self.n, primals, firsts, seconds, ans, params)
         if primitive.multiple_results:
             outs = (None,) * len(ans) if out is None else out
             return tuple(
-                a if t is None else CollapsedTracer(self, a, t)
-                for a, t in zip(ans, outs, strict=True)
+                a if o is None else CollapsedTracer(self, a, *o)
+                for a, o in zip(ans, outs, strict=True)
             )
-        return ans if out is None else CollapsedTracer(self, ans, out)
+        return ans if out is None else CollapsedTracer(self, ans, *out)
 
 
 def collapsed_jet(fun: Callable[[Any], Any], x: Any, directions: Any) -> tuple[Any, Any, Any]:
@@ -230,27 +332,23 @@ def collapsed_jet(fun: Callable[[Any], Any], x: Any, directions: Any) -> tuple[A
     (each leaf with a leading axis of size ``n``) and the summed second derivatives.
     """
     n = _shape(directions)[0]
-    row = np.zeros((1, *_shape(x)), dtype=x.dtype)
-    terms = _concat([directions, row])
     with new_trace(lambda level: CollapsedTrace(level, n)) as trace:
-        flat, tree = tree_flatten(fun(CollapsedTracer(trace, x, terms)))
+        flat, tree = tree_flatten(fun(CollapsedTracer(trace, x, directions, None)))
         values: list[Any] = []
         firsts: list[Any] = []
         seconds: list[Any] = []
         for o in flat:
             if type(o) is CollapsedTracer and o._trace is trace:
-                p, t = o._primal, o.terms
+                p, f, c = o._primal, o.firsts, o.second
             else:
-                p, t = o, None
+                p, f, c = o, None, None
             if not isinstance(p, (Tracer, np.ndarray)):
                 p = np.asarray(p)
             values.append(p)
-            if t is None:
-                firsts.append(np.zeros((n, *_shape(p)), dtype=p.dtype))
-                seconds.append(np.zeros(_shape(p), dtype=p.dtype))
-            else:
-                firsts.append(t[:n])
-                seconds.append(2 * t[n])  # the normalised coefficient is half the derivative
+            firsts.append(np.zeros((n, *_shape(p)), dtype=p.dtype) if f is None else f)
+            # the normalised coefficient is half the derivative
+            c = np.zeros(_shape(p), dtype=p.dtype) if c is None else 2 * c
+            seconds.append(c if isinstance(c, (Tracer, np.ndarray)) else np.asarray(c))
     return (
         tree_unflatten(tree, values),
         tree_unflatten(tree, firsts),
