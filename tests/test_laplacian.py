@@ -256,3 +256,23 @@ def test_errors() -> None:
         T.laplacian(f, argnums=(0,))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="expected a callable"):
         T.laplacian(3)  # type: ignore[arg-type]
+
+
+def test_multiple_results_primitives() -> None:
+    """split (linear) and eigh (derived from its Taylor rule): every result keeps its own
+    first and second coefficients."""
+    x = np.array([0.3, -0.8, 1.4, 0.5])
+
+    def f(x: Any) -> Any:
+        a, b = tnp.split(x, 2)
+        return tnp.sum(a * tnp.sin(b)) + tnp.sum(b**3)
+
+    np.testing.assert_allclose(T.laplacian(f)(x), np.trace(T.hessian(f)(x)), rtol=1e-13)
+
+    def g(x: Any) -> Any:
+        A = tnp.reshape(x, (2, 2))
+        w, v = tnp.linalg.eigh(A + A.T)
+        return tnp.sum(w**2) + tnp.sum(v[:, 0] ** 2 * w)
+
+    np.testing.assert_allclose(T.laplacian(g)(x), np.trace(T.hessian(g)(x)), rtol=1e-10)
+    np.testing.assert_allclose(T.hessian_diag(g)(x), np.diag(T.hessian(g)(x)), rtol=1e-10)

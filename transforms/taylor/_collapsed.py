@@ -106,14 +106,34 @@ def _pair(firsts: Any, second: Any) -> Any:
     return None if firsts is None and second is None else (firsts, second)
 
 
+def _multiple(ans: Any) -> bool:
+    """Whether ``ans`` is a multiple-results primitive's tuple of values."""
+    return isinstance(ans, (tuple, list))
+
+
 def _row(
     rule: TaylorRule, primals: Sequence[Any], seconds: Sequence[Any], ans: Any, params: Any
 ) -> Any:
-    """``J c``: the order-1 Taylor rule on the summed second coefficients (``None``: zero)."""
+    """``J c``: the order-1 Taylor rule on the summed second coefficients (``None``: zero;
+    a tuple, one per result, for a multiple-results primitive)."""
     if all(c is None for c in seconds):
         return None
     out = rule(1, primals, [None if c is None else c[None] for c in seconds], ans, **params)
-    return None if out is None else out[0]
+    if out is None:
+        return None
+    if _multiple(ans):
+        return tuple(None if o is None else o[0] for o in out)
+    return out[0]
+
+
+def _pairs(ans: Any, firsts: Any, second: Any) -> Any:
+    """The result's pair, or a multiple-results primitive's tuple of pairs."""
+    if not _multiple(ans):
+        return _pair(firsts, second)
+    fs = (None,) * len(ans) if firsts is None else firsts
+    cs = (None,) * len(ans) if second is None else second
+    pairs = tuple(_pair(f, c) for f, c in zip(fs, cs, strict=True))
+    return None if all(p is None for p in pairs) else pairs
 
 
 def collapsed_linear(rule: TaylorRule) -> CollapsedRule:
@@ -131,7 +151,7 @@ def collapsed_linear(rule: TaylorRule) -> CollapsedRule:
         **params: Any,
     ) -> Any:
         first = None if all(f is None for f in firsts) else rule(n, primals, firsts, ans, **params)
-        return _pair(first, _row(rule, primals, seconds, ans, params))
+        return _pairs(ans, first, _row(rule, primals, seconds, ans, params))
 
     return collapsed
 
