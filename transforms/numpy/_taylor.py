@@ -469,6 +469,23 @@ def _exp(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /)
     return _result(ys, layout, ans)
 
 
+def _tanh(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    """``y' = (1 - y**2) x'``: ``k y_k = sum_{j=1..k} j x_j z_{k-j}`` with ``z = 1 - y**2``,
+    ``z_k = -sum_{j=0..k} y_j y_{k-j}`` (the rule derived from the JVP recomputes ``y``'s
+    series once per order: its cost grew by an order per order)."""
+    s = series[0]
+    layout = _layout(ans, (s,))
+    jx = _times_orders(s, order, layout)
+    ys = _start(order, ans, layout)
+    zs = _start(order, 1 - ans * ans, layout)
+    y0 = _value(ans, layout)
+    for k in range(1, order + 1):
+        _store(ys, k, _convolve(jx, zs, k) / k)
+        # sum_{j=1..k} y_j y_{k-j} counts y_k y_0 once; the sum over j = 0..k twice
+        _store(zs, k, -(_convolve(ys[1:], ys, k) + y0 * ys[k]))
+    return _result(ys, layout, ans)
+
+
 def _log(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
     """``x y' = x'``: ``k x0 y_k = k x_k - sum_{j=1..k-1} j y_j x_{k-j}``."""
     x, s = primals[0], series[0]
@@ -594,6 +611,7 @@ for _p in (ar.divide_p, ar.power_p):
 # recurrences cheaper than the kit's derived rule (which these primitives also have)
 deftaylor(_elementwise.exp_p, _exp)
 deftaylor(_elementwise.log_p, _log)
+deftaylor(_elementwise.tanh_p, _tanh)
 deftaylor(_elementwise.sin_p, _sin)
 deftaylor(_elementwise.cos_p, _cos)
 deftaylor(_elementwise.sqrt_p, _sqrt)
