@@ -276,3 +276,32 @@ def test_multiple_results_primitives() -> None:
 
     np.testing.assert_allclose(T.laplacian(g)(x), np.trace(T.hessian(g)(x)), rtol=1e-10)
     np.testing.assert_allclose(T.hessian_diag(g)(x), np.diag(T.hessian(g)(x)), rtol=1e-10)
+
+
+def test_vmap_batch_axes_and_nested_vmap() -> None:
+    """``vmap(laplacian)`` sums the squares of the batched first coefficients in one NumPy
+    pass: whatever axis the batch sits on, and under two ``vmap`` levels (traced values)."""
+    rng = np.random.default_rng(6)
+    W1, W2 = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    xs = rng.normal(size=(3, 5, 2))  # the point's axis first, then two batch axes
+
+    def ref(x: Any) -> Any:
+        return np.trace(T.hessian(_mlp)(x, W1, W2))
+
+    want = np.array([[ref(xs[:, i, j]) for j in range(2)] for i in range(5)])
+    lap = T.laplacian(_mlp)
+    got = T.vmap(lap, (1, None, None))(xs[:, :, 0], W1, W2)
+    np.testing.assert_allclose(got, want[:, 0], rtol=1e-12)
+    inner = T.vmap(lap, (1, None, None))  # over the last axis
+    got2 = T.vmap(inner, (1, None, None))(xs, W1, W2)  # over the middle one
+    np.testing.assert_allclose(got2, want, rtol=1e-12)
+
+    def matrix_input(X: Any) -> Any:  # a (2, 3) point: tanh's input carries two axes
+        return tnp.sum(tnp.tanh(X @ W1) ** 2)
+
+    Xs = rng.normal(size=(4, 2, 3))
+    np.testing.assert_allclose(
+        T.vmap(T.laplacian(matrix_input), out_axes=0)(Xs),
+        [np.trace(np.asarray(T.hessian(matrix_input)(X)).reshape(6, 6)) for X in Xs],
+        rtol=1e-12,
+    )
