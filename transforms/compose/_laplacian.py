@@ -164,7 +164,7 @@ def hessian_trace(
     return estimate
 
 
-def hessian_diag(fun: Callable[P, Any], argnums: int = 0) -> Callable[P, Any]:
+def hessian_diag(fun: Callable[P, R], argnums: int = 0) -> Callable[P, R]:
     """The diagonal of ``fun``'s Hessian with respect to argument ``argnums``: the unmixed
     second derivatives ``d^2 fun / dx_i^2``, shaped like the argument (after the output's
     shape, for an array-valued ``fun``, as ``hessian``'s blocks are).
@@ -184,7 +184,7 @@ def hessian_diag(fun: Callable[P, Any], argnums: int = 0) -> Callable[P, Any]:
     _check_argnums(argnums, "hessian_diag")
 
     @functools.wraps(fun)
-    def diag(*args: P.args, **kwargs: P.kwargs) -> Any:
+    def diag(*args: P.args, **kwargs: P.kwargs) -> R:
         of_x, x = _split(fun, args, kwargs, argnums, "hessian_diag")
         zeros = np.zeros(shape_of(x), dtype=dtype_of(x))
 
@@ -196,7 +196,7 @@ def hessian_diag(fun: Callable[P, Any], argnums: int = 0) -> Callable[P, Any]:
         stacked = vmap_call(second, 0, 0, None, (_basis(x),), {})
         flat, tree = tree_flatten(stacked)
         x_shape = shape_of(x)
-        return tree_unflatten(
+        return tree_unflatten(  # type: ignore[no-any-return]
             tree, [reshape(moveaxis(d, 0, -1), (*shape_of(d)[1:], *x_shape)) for d in flat]
         )
 

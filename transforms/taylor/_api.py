@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from transforms.core import Tracer, new_trace
+from transforms.core import ArrayLike, Tracer, new_trace
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 
 from ._rules import array_ops
@@ -198,7 +198,16 @@ def directional_derivatives(fun: Callable[..., Any], order: int) -> Callable[[An
     return along
 
 
-def derivative(fun: Callable[[Any], Any], order: int = 1) -> Callable[..., Any]:
+R_co = TypeVar("R_co", covariant=True)
+
+
+class KthDerivative(Protocol[R_co]):
+    """``derivative``'s result: ``(x)`` for ``f^(k)(x)``, ``(x, v)`` along ``v``."""
+
+    def __call__(self, x: ArrayLike, v: ArrayLike | None = None, /) -> R_co: ...
+
+
+def derivative(fun: Callable[[Any], R_co], order: int = 1) -> KthDerivative[R_co]:
     """A function giving the ``order``-th derivative of ``fun`` in one Taylor pass: of a
     scalar function (or one elementwise on an array: each element's), ``f^(k)(x)``; given a
     direction ``v`` too, the directional derivative ``d^k/dt^k fun(x + t v)`` at ``t = 0``.
@@ -219,11 +228,11 @@ def derivative(fun: Callable[[Any], Any], order: int = 1) -> Callable[..., Any]:
     """
     _check_order(order, "derivative")
 
-    def kth(x: Any, v: Any = None) -> Any:
-        x = _as_array(x, "x")
-        zeros = np.zeros(x.shape, dtype=_dtype(x))
-        first = np.ones_like(x) if v is None else v
-        series = jet(fun, (x,), ([first] + [zeros] * (order - 1),))[1]
+    def kth(x: ArrayLike, v: ArrayLike | None = None, /) -> Any:
+        point = _as_array(x, "x")
+        zeros = np.zeros(point.shape, dtype=_dtype(point))
+        first = np.ones_like(point) if v is None else v
+        series = jet(fun, (point,), ([first] + [zeros] * (order - 1),))[1]
         flat, tree = tree_flatten(series, is_leaf=lambda s: isinstance(s, list))
         return tree_unflatten(tree, [s[order - 1] for s in flat])
 
