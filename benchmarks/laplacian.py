@@ -20,7 +20,8 @@ Run from the repository root: ``python -m benchmarks.laplacian`` (about two minu
    by ``tracemalloc`` against the whole basis at once. Target: peak <= 60 MB.
 
 Timing: the best of several batches of about ``--target`` seconds each (``_worker.measure``),
-the median of that over ``--rounds`` rounds.
+the median of that over ``--rounds`` rounds; in part 1 every round times each implementation
+once, the order rotating, so that a load drifting on a shared machine weighs on all alike.
 """
 
 from __future__ import annotations
@@ -108,12 +109,24 @@ def laplacian_table(d: int, h: int, batch: int, rounds: int, target: float) -> d
         impls["JAX jit jnp.trace(jax.hessian)"] = lambda: jitted(Xj).block_until_ready()
     except ImportError:
         print("   (JAX not installed: its rows are left out)")
-    times = {}
     for name, fn in impls.items():
         _check(name, fn(), reference)
-        times[name] = _median_time(fn, rounds, target)
-        print(f"   {name:<40}{times[name] * 1e3:>10.1f} ms", file=sys.stderr)
-    return times
+    return _interleaved(impls, rounds, target)
+
+
+def _interleaved(
+    impls: dict[str, Callable[[], Any]], rounds: int, target: float
+) -> dict[str, float]:
+    """The median over ``rounds`` of each implementation's best batch time, every round
+    timing each once, the order rotating: a load that drifts on a shared machine weighs on
+    all of them alike."""
+    names = list(impls)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            samples[name].append(measure(impls[name], target, 3))
+        print(f"   round {r + 1}/{rounds}", file=sys.stderr)
+    return {name: statistics.median(samples[name]) for name in names}
 
 
 def _w8(np_like: Any) -> Callable[[Any], Any]:
