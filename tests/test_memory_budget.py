@@ -87,3 +87,17 @@ def test_errors() -> None:
         T.jacfwd(_dense, memory_budget=0)
     with pytest.raises(ValueError, match="cannot hold the Jacobian"):
         T.jacrev(_dense, memory_budget=10_000)(x)  # the 20 kB Jacobian alone exceeds it
+
+
+def test_an_earlier_peak_of_the_caller_does_not_shrink_the_budget() -> None:
+    """A caller tracing with tracemalloc whose earlier peak was large: the probe measures
+    from the call, not from that peak (which would refuse the budget)."""
+    x = np.random.default_rng(2).normal(size=200)
+    tracemalloc.start()
+    try:
+        big = np.ones(10_000_000)  # an 80 MB peak, freed before the call
+        del big
+        jac = T.jacrev(_dense, memory_budget=1_000_000)(x)
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(jac, T.jacrev(_dense)(x))

@@ -52,10 +52,12 @@ def chunks(total: int, chunk_size: int | None, start: int = 0) -> list[tuple[int
 
 def _peak_bytes(run: Callable[[], T]) -> tuple[T, int]:
     """``run()`` and the peak memory it allocated, by ``tracemalloc``: started and stopped
-    here, or, when the caller traces already, read without resetting their peak (then an
-    upper bound, if their earlier peak was higher)."""
+    here, or, when the caller traces already, by resetting its peak (tracemalloc keeps one
+    peak per process: a peak the caller saw before this call is forgotten, the ones during
+    and after it are still recorded)."""
     if tracemalloc.is_tracing():
         before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
         out = run()
         _, peak = tracemalloc.get_traced_memory()
         return out, max(peak - before, 0)
