@@ -244,6 +244,9 @@ def test_errors() -> None:
     f = lambda x: tnp.sum(x**2)
     with pytest.raises(TypeError, match="float or complex"):
         T.laplacian(f)(np.array([1, 2]))
+    for transform in (T.laplacian, T.hessian_diag, T.hessian_trace):
+        with pytest.raises(TypeError, match="requires real-valued inputs"):
+            transform(f)(np.array([1.0 + 1j, 2.0]))
     with pytest.raises(ValueError, match="needs key="):
         T.hessian_trace(f, method="hutchinson", num_samples=3)
     with pytest.raises(ValueError, match="num_samples must be a positive int"):

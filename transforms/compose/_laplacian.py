@@ -42,6 +42,13 @@ def _split(
     """``fun`` as a function of its argument ``argnums`` alone, and that argument (checked)."""
     (num,) = normalize_argnums(argnums, len(args), name)
     x = as_input(args[num], name, f"argument {num}")
+    if dtype_of(x).kind == "c":  # (as JAX's jacfwd and hessian without holomorphic=True)
+        raise TypeError(
+            f"{name} requires real-valued inputs, but argument {num} has dtype {dtype_of(x)}: "
+            "the second derivatives of a function of a complex argument along real "
+            "directions are not its Laplacian; differentiate the real and imaginary parts "
+            "as two real arguments"
+        )
 
     def of_x(value: Any) -> Any:
         full = list(args)
