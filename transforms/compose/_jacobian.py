@@ -606,7 +606,9 @@ def jacfwd(
 
     For pytree inputs/outputs the result is a tree (output tree outside, input tree inside),
     typed as ``Array``: narrow it with ``typing.cast`` where you use trees. ``chunk_size``
-    pushes that many basis vectors at a time, bounding peak memory.
+    pushes that many basis vectors at a time, bounding peak memory; ``memory_budget``
+    (bytes) picks the chunks so that the pushes and the result stay within it (measured by
+    ``tracemalloc``, see docs/laplacian.md).
 
     Example:
         >>> import numpy as np
@@ -1066,6 +1068,9 @@ def jacrev(
 ) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by reverse mode: ``vmap`` of the pullback over the output basis.
 
+    ``chunk_size`` pushes that many basis vectors at a time; ``memory_budget`` (bytes) picks
+    the chunks so that the pushes and the result stay within it (see ``jacfwd``).
+
     Example:
         >>> import numpy as np
         >>> import transforms as T
@@ -1366,7 +1371,7 @@ def hessian(
     over reverse carries the batched tangents through every primitive of both passes (11-26%
     less time on 10- to 1000-vectors: ``tanh(A @ x)`` sums, Rosenbrock, logistic regression;
     about 10% more on a 30-by-10 ``slogdet``). ``T.jacfwd(T.jacrev(fun))`` is the other
-    order.
+    order. ``chunk_size`` and ``memory_budget`` bound the outer pass (the Hessian's rows).
 
     Example:
         >>> import numpy as np
