@@ -107,8 +107,14 @@ def draw(approx: np.ndarray, exact: np.ndarray, losses: list[float], folder: Pat
     image = axes[0].imshow(approx.reshape(n, n), origin="lower", extent=extent, cmap="viridis")
     figure.colorbar(image, ax=axes[0])
     axes[0].set_title("learned u(x, y)")
+    scale = float(np.max(np.abs(approx - exact)))  # a colour scale centred on zero
     error = axes[1].imshow(
-        (approx - exact).reshape(n, n), origin="lower", extent=extent, cmap="RdBu_r"
+        (approx - exact).reshape(n, n),
+        origin="lower",
+        extent=extent,
+        cmap="RdBu_r",
+        vmin=-scale,
+        vmax=scale,
     )
     figure.colorbar(error, ax=axes[1])
     axes[1].set_title("u - sin(pi x) sin(pi y)")
