@@ -80,6 +80,7 @@ def _overload(name: str, sel: int | tuple[int, ...], aux: bool, arrays: bool = F
         if "*" not in args:
             args.append("*")
         args.append("chunk_size: int | None = None")
+        args.append("memory_budget: int | None = None")
     # A differentiated array may be a number too: the transform makes it an array (a list
     # would be a pytree, differentiated leaf by leaf).
     called = ["Leaf" if i in nums and p == "Array" else p for i, p in enumerate(params)]
@@ -102,7 +103,9 @@ def _fallback(name: str) -> str:
     result is not known statically."""
     grads = name in ("grad", "grad_decorator", "value_and_grad")
     fun = "Callable[P, Leaf | tuple[Leaf, Any]]" if grads else "Callable[P, object]"
-    jac = ", *, chunk_size: int | None = None" if name in ("jacfwd", "jacrev", "hessian") else ""
+    jac = ", *, chunk_size: int | None = None, memory_budget: int | None = None"
+    if name not in ("jacfwd", "jacrev", "hessian"):
+        jac = ""
     # argnums has no default here: a call without it is one of the literal-0 overloads
     # (mypy, seeing a lambda as untyped, would otherwise pick this one)
     tail = f"argnums: int | Sequence[int], has_aux: bool = False, holomorphic: bool = False{jac}"

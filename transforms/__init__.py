@@ -23,12 +23,15 @@ from .compose import custom_root as custom_root
 from .compose import custom_vjp as custom_vjp
 from .compose import grad as grad
 from .compose import hessian as hessian
+from .compose import hessian_diag as hessian_diag
 from .compose import hessian_sparsity as hessian_sparsity
+from .compose import hessian_trace as hessian_trace
 from .compose import hvp as hvp
 from .compose import jacfwd as jacfwd
 from .compose import jacobian_sparsity as jacobian_sparsity
 from .compose import jacrev as jacrev
 from .compose import jvp as jvp
+from .compose import laplacian as laplacian
 from .compose import linearize as linearize
 from .compose import make_trace as make_trace
 from .compose import sparse_hessian as sparse_hessian
@@ -51,6 +54,7 @@ from .numpy._user import defvjp as defvjp
 from .numpy._user import primitive as primitive
 from .staging import JitWarning as JitWarning
 from .staging import jit as jit
+from .taylor import derivative as derivative
 from .taylor import derivatives as derivatives
 from .taylor import directional_derivatives as directional_derivatives
 from .taylor import jet as jet
@@ -70,6 +74,7 @@ __all__ = [
     "defbatch",
     "defjvp",
     "defvjp",
+    "derivative",
     "derivatives",
     "directional_derivatives",
     "DerivativeDroppedError",
@@ -77,6 +82,8 @@ __all__ = [
     "flatten_util",
     "grad",
     "hessian",
+    "hessian_diag",
+    "hessian_trace",
     "hessian_sparsity",
     "hvp",
     "jacfwd",
@@ -87,6 +94,7 @@ __all__ = [
     "JitWarning",
     "jvp",
     "lax",
+    "laplacian",
     "linearize",
     "make_trace",
     "NoRuleError",

@@ -23,6 +23,7 @@ FIGURES = {
     "taylor_ode.py": "taylor_ode.png",
     "gaussian_process.py": "gp_posterior.png",
     "mlp_digits.py": "mlp_digits_training.png",
+    "pinn_laplacian.py": "pinn_poisson.png",
 }
 _command = "build"
 

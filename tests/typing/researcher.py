@@ -327,6 +327,11 @@ def log_volume(a: Array) -> Array:
 
 assert_type(T.grad(log_volume)(gram), Array)
 assert_type(T.hessian(log_volume)(gram), Array)
+assert_type(T.laplacian(log_volume)(gram), Array)
+assert_type(T.hessian_diag(log_volume)(gram), Array)
+assert_type(T.hessian_trace(log_volume, method="hutchinson", key=0, num_samples=3)(gram), Array)
+assert_type(T.derivative(tnp.tanh, order=3)(0.5), Array)
+assert_type(T.jacrev(log_volume, memory_budget=10**6)(gram), Array)
 T.check_grads(loss, (params, X, y), order=2, modes="rev")
 
 # ---- results go on to NumPy and SciPy without casts ------------------------------------

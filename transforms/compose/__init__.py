@@ -17,6 +17,9 @@ from ._implicit import custom_root as custom_root
 from ._jacobian import hessian as hessian
 from ._jacobian import jacfwd as jacfwd
 from ._jacobian import jacrev as jacrev
+from ._laplacian import hessian_diag as hessian_diag
+from ._laplacian import hessian_trace as hessian_trace
+from ._laplacian import laplacian as laplacian
 from ._linearize import linearize as linearize
 from ._make_trace import Program as Program
 from ._make_trace import make_trace as make_trace
@@ -36,12 +39,15 @@ __all__ = [
     "custom_vjp",
     "grad",
     "hessian",
+    "hessian_diag",
+    "hessian_trace",
     "hessian_sparsity",
     "hvp",
     "jacfwd",
     "jacobian_sparsity",
     "jacrev",
     "jvp",
+    "laplacian",
     "linearize",
     "make_trace",
     "Program",

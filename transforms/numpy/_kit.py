@@ -31,7 +31,7 @@ from transforms.core import Array, ArrayLike, NoRuleError, Primitive, quiet, una
 from transforms.forward import defjvp
 from transforms.reverse import Pullback, defvjp
 from transforms.sparsity import defsparsity, partials_rule
-from transforms.taylor import deftaylor, ode_rule
+from transforms.taylor import collapsed_elementwise, defcollapsed, deftaylor, ode_rule
 
 from ._batching import elementwise_rule
 from ._define import nondifferentiable
@@ -103,6 +103,7 @@ def unary(
 
         defvjp(primitive, maker)
     deftaylor(primitive, ode_rule(primitive))
+    defcollapsed(primitive, collapsed_elementwise(primitive))
     defsparsity(primitive, None if derivative is None else partials_rule((derivative,)))
     defbatch(primitive, elementwise_rule(primitive))
     public = unary_function(
@@ -152,6 +153,7 @@ def elementwise(
     defjvp(primitive, *jvps)
     defvjp(primitive, *vjps)
     deftaylor(primitive, ode_rule(primitive))
+    defcollapsed(primitive, collapsed_elementwise(primitive))
     partials: list[Derivative | None] = [
         _unknown if isinstance(d, _NoDerivative) else d for d in derivatives
     ]

@@ -27,7 +27,17 @@ import numpy as np
 
 from transforms.batching import batch_rule
 from transforms.core import Primitive, Tracer
-from transforms.taylor import array_ops, by_composition, deftaylor, ode_rule
+from transforms.taylor import (
+    COLLAPSED,
+    add_collapsed,
+    array_ops,
+    by_composition,
+    collapsed_elementwise,
+    collapsed_linear,
+    defcollapsed,
+    deftaylor,
+    ode_rule,
+)
 
 from . import _arithmetic as ar
 from . import (
@@ -52,6 +62,8 @@ array_ops.update(
     stack=sh.stack,
     broadcast_to=sh.broadcast_to,
     tensordot=_products.tensordot,
+    moveaxis=sh.moveaxis,
+    sum=_reductions.sum,
 )
 
 
@@ -333,6 +345,42 @@ def bilinear(primitive: Primitive) -> Any:
     return rule
 
 
+def collapsed_bilinear(primitive: Primitive) -> Any:
+    """The collapsed rule (``transforms/taylor/_collapsed.py``) of a bilinear primitive:
+    ``p(a0, B) + p(A, b0)`` on the first coefficients and on the summed second ones, plus
+    the cross term ``sum_i p(a1_i, b1_i)`` in the second."""
+    taylor = bilinear(primitive)
+    linear_in_each = collapsed_linear(taylor)
+
+    def rule(
+        n: int,
+        primals: Sequence[Any],
+        firsts: Sequence[Any],
+        seconds: Sequence[Any],
+        ans: Any,
+        /,
+        **params: Any,
+    ) -> Any:
+        (fa, fb), (ca, cb) = firsts, seconds
+        if (fa is None and ca is None) or (fb is None and cb is None):
+            return linear_in_each(n, primals, firsts, seconds, ans, **params)
+        left = linear_in_each(n, primals, [fa, None], [ca, None], ans, **params)
+        right = linear_in_each(n, primals, [None, fb], [None, cb], ans, **params)
+        first = _sum_or_none(left[0], right[0])
+        second = _sum_or_none(left[1], right[1])
+        if fa is not None and fb is not None:
+            cross = _batched(primitive, [fa, fb], [0, 0], params)
+            cross = cross.sum(0) if _plain(cross) else _reductions.sum(cross, 0)
+            second = _sum_or_none(second, cross)
+        return (first, second)
+
+    return rule
+
+
+def _sum_or_none(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
+
+
 _multiply = bilinear(ar.multiply_p)
 
 
@@ -418,6 +466,23 @@ def _exp(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /)
     ys = _start(order, ans, layout)
     for k in range(1, order + 1):
         _store(ys, k, _convolve(jx, ys, k) / k)
+    return _result(ys, layout, ans)
+
+
+def _tanh(order: int, primals: Sequence[Any], series: Sequence[Any], ans: Any, /) -> Any:
+    """``y' = (1 - y**2) x'``: ``k y_k = sum_{j=1..k} j x_j z_{k-j}`` with ``z = 1 - y**2``,
+    ``z_k = -sum_{j=0..k} y_j y_{k-j}`` (the rule derived from the JVP recomputes ``y``'s
+    series once per order: its cost grew by an order per order)."""
+    s = series[0]
+    layout = _layout(ans, (s,))
+    jx = _times_orders(s, order, layout)
+    ys = _start(order, ans, layout)
+    zs = _start(order, 1 - ans * ans, layout)
+    y0 = _value(ans, layout)
+    for k in range(1, order + 1):
+        _store(ys, k, _convolve(jx, zs, k) / k)
+        # sum_{j=1..k} y_j y_{k-j} counts y_k y_0 once; the sum over j = 0..k twice
+        _store(zs, k, -(_convolve(ys[1:], ys, k) + y0 * ys[k]))
     return _result(ys, layout, ans)
 
 
@@ -531,14 +596,22 @@ _ELEMENTWISE_LINEAR = frozenset(
 
 for _p, _static in LINEAR.items():
     deftaylor(_p, linear(_p, _static, _p in _ELEMENTWISE_LINEAR))
+    defcollapsed(_p, collapsed_linear(linear(_p, _static, _p in _ELEMENTWISE_LINEAR)))
+defcollapsed(ar.add_p, add_collapsed(COLLAPSED[ar.add_p], lambda i: 1))
+defcollapsed(ar.subtract_p, add_collapsed(COLLAPSED[ar.subtract_p], lambda i: 1 - 2 * i))
 deftaylor(ar.multiply_p, _multiply)
 for _p in (_products.matmul_p, _convolution.convolve_p):
     deftaylor(_p, bilinear(_p))
+for _p in (ar.multiply_p, _products.matmul_p, _convolution.convolve_p):
+    defcollapsed(_p, collapsed_bilinear(_p))
 deftaylor(ar.divide_p, _divide)
 deftaylor(ar.power_p, _power)
+for _p in (ar.divide_p, ar.power_p):
+    defcollapsed(_p, collapsed_elementwise(_p))
 # recurrences cheaper than the kit's derived rule (which these primitives also have)
 deftaylor(_elementwise.exp_p, _exp)
 deftaylor(_elementwise.log_p, _log)
+deftaylor(_elementwise.tanh_p, _tanh)
 deftaylor(_elementwise.sin_p, _sin)
 deftaylor(_elementwise.cos_p, _cos)
 deftaylor(_elementwise.sqrt_p, _sqrt)

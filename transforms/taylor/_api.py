@@ -5,17 +5,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
 
-from transforms.core import Array, Tracer, new_trace
+from transforms.core import Array, ArrayLike, Tracer, new_trace
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 
 from ._rules import array_ops
 from ._trace import JetTrace, JetTracer
 
-__all__ = ["jet", "derivatives", "directional_derivatives"]
+__all__ = ["jet", "derivative", "derivatives", "directional_derivatives"]
 
 
 def _as_array(x: Any, what: str, *where: int) -> Any:
@@ -209,6 +209,47 @@ def directional_derivatives(fun: Callable[..., Any], order: int) -> Callable[[An
         return jet(fun, (x,), ([v] + [zeros] * (order - 1),))[1]  # type: ignore[no-any-return]
 
     return along
+
+
+R_co = TypeVar("R_co", covariant=True)
+
+
+class KthDerivative(Protocol[R_co]):
+    """``derivative``'s result: ``(x)`` for ``f^(k)(x)``, ``(x, v)`` along ``v``."""
+
+    def __call__(self, x: ArrayLike, v: ArrayLike | None = None, /) -> R_co: ...
+
+
+def derivative(fun: Callable[[Any], R_co], order: int = 1) -> KthDerivative[R_co]:
+    """A function giving the ``order``-th derivative of ``fun`` in one Taylor pass: of a
+    scalar function (or one elementwise on an array: each element's), ``f^(k)(x)``; given a
+    direction ``v`` too, the directional derivative ``d^k/dt^k fun(x + t v)`` at ``t = 0``.
+
+    One ``jet`` of order ``k`` underneath: the cost grows with ``k`` as a Taylor
+    recurrence's does (at most quadratically, per primitive), where ``k`` nested ``grad``
+    calls grow exponentially. It composes with ``grad`` and ``vmap`` as ``jet`` does.
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> float(T.derivative(tnp.sin, order=5)(0.0))  # the fifth derivative of sin is cos
+        1.0
+        >>> f = lambda x: tnp.sum(x**3)
+        >>> float(T.derivative(f, order=3)(np.array([1.0, 2.0]), np.array([1.0, 1.0])))
+        12.0
+    """
+    _check_order(order, "derivative")
+
+    def kth(x: ArrayLike, v: ArrayLike | None = None, /) -> Any:
+        point = _as_array(x, "x")
+        zeros = np.zeros(point.shape, dtype=_dtype(point))
+        first = np.ones_like(point) if v is None else v
+        series = jet(fun, (point,), ([first] + [zeros] * (order - 1),))[1]
+        flat, tree = tree_flatten(series, is_leaf=lambda s: isinstance(s, list))
+        return tree_unflatten(tree, [s[order - 1] for s in flat])
+
+    return kth
 
 
 def _check_order(order: int, name: str) -> None:
