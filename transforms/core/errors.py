@@ -10,6 +10,7 @@ __all__ = [
     "TraceMixError",
     "ConcretizationTypeError",
     "TracerBoolConversionError",
+    "UnexpectedTracerError",
 ]
 
 
@@ -78,3 +79,9 @@ class ConcretizationTypeError(TransformsError, TypeError):
 class TracerBoolConversionError(ConcretizationTypeError):
     """``bool()`` of a traced value that cannot be branched on (JAX's type of the same name):
     a value being transposed, or a batched value under ``vmap``."""
+
+
+class UnexpectedTracerError(TransformsError, TypeError):
+    """A custom rule's function reads, through its closure, a traced value of the transform
+    that applies the rule (JAX's ``jax.errors.UnexpectedTracerError``, a ``TypeError``): the
+    rule would never give that value's derivative. Pass it as an argument instead."""
