@@ -31,6 +31,18 @@ def _identity(f: Callable[..., Any]) -> Callable[..., Any]:
 
 Remat = Callable[[Callable[..., Any]], Callable[..., Any]]
 
+
+@T.custom_jvp
+def _softplus(x: Any) -> Any:
+    return tnp.log1p(tnp.exp(x))
+
+
+@_softplus.defjvp
+def _softplus_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    (x,), (t,) = primals, tangents
+    return _softplus(x), t / (1 + tnp.exp(-x))
+
+
 # Each builds a scalar function of x whose checkpointed part reads x through its closure.
 FUNCTIONS: dict[str, Callable[[Remat], Callable[[Any], Any]]] = {
     # x closed over and mixed with the argument in every primitive
@@ -41,6 +53,10 @@ FUNCTIONS: dict[str, Callable[[Remat], Callable[[Any], Any]]] = {
     "returned": lambda c: lambda x: tnp.sum(c(lambda y: x)(tnp.sin(x)) * x),
     # a checkpoint inside a checkpoint, the inner one closing over the outer's argument and x
     "nested": lambda c: lambda x: tnp.sum(c(lambda y: c(lambda z: z * x * y)(tnp.sin(y)))(x**2)),
+    # a custom_jvp function inside, given the closed-over x as (part of) its argument
+    "custom rule inside": lambda c: (
+        lambda x: tnp.sum(c(lambda y: _softplus(y * x) + _softplus(x))(tnp.cos(x)))
+    ),
     # a grad inside the checkpointed function, its function closing over x
     "inner grad": lambda c: (
         lambda x: tnp.sum(c(lambda y: T.grad(lambda z: tnp.sum(tnp.sin(z * x)))(y))(x**2))

@@ -28,7 +28,6 @@ from transforms.core import (
     current_traces,
     new_trace,
 )
-from transforms.core.tree_util import tree_leaves
 
 __all__ = ["guarded", "owner_and_above"]
 
@@ -68,6 +67,18 @@ def owner_and_above(leaves: Sequence[Any]) -> tuple[Trace[Any], ...]:
     return tuple(t for t in current_traces() if t.level >= max(levels))
 
 
+def _traces_of(args: tuple[Any, ...]) -> list[Trace[Any]]:
+    """The traces of the tracers among ``args`` and the items of its lists and tuples (the
+    custom rules' callers pass leaves, or lists of leaves: no deeper search is needed)."""
+    traces = []
+    for a in args:
+        if isinstance(a, Tracer):
+            traces.append(a._trace)
+        elif type(a) is list or type(a) is tuple:
+            traces.extend(b._trace for b in a if isinstance(b, Tracer))
+    return traces
+
+
 def guarded(fn: Callable[..., R], forbidden: tuple[Trace[Any], ...], what: str) -> Callable[..., R]:
     """``fn``, refusing any primitive on a tracer of ``forbidden`` but those of the traces
     of its own arguments; ``what`` names the function in the error."""
@@ -75,8 +86,8 @@ def guarded(fn: Callable[..., R], forbidden: tuple[Trace[Any], ...], what: str) 
         return fn
 
     def run(*args: Any) -> R:
-        mine = {id(x._trace) for x in tree_leaves(args) if isinstance(x, Tracer)}
-        held = [t for t in forbidden if id(t) not in mine]
+        mine = _traces_of(args)
+        held = [t for t in forbidden if t not in mine]
         was_alive = [t.alive for t in held]
         with new_trace(_GuardTrace) as trace:
             trace.what = what
