@@ -48,6 +48,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _NUMBERS = (int, float, complex, np.generic)
+_CONSTANTS = (np.ndarray, *_NUMBERS)
 
 
 def _fingerprint(value: Any) -> tuple[Any, ...]:
@@ -135,15 +136,22 @@ class _WatchTrace(Trace[_WatchTracer]):
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values = []
-        for a in args:
-            if isinstance(a, (np.ndarray, *_NUMBERS)):
-                self.reads.append(_fingerprint(a))
-            values.append(self.read(a))
-        self.release()
+        for a in args:  # (``read``, inlined: this runs for every primitive of the function)
+            if isinstance(a, _WatchTracer) and a._trace is self:
+                values.append(a._value)
+            elif isinstance(a, Tracer):
+                values.append(self.substitute(a))
+            else:
+                if isinstance(a, _CONSTANTS):
+                    self.reads.append(_fingerprint(a))
+                values.append(a)
+        for t, alive in zip(self.below, self.was_alive, strict=True):  # release
+            t.alive = alive
         try:
             ans = primitive.bind(*values, **params)
         finally:
-            self.hold()
+            for t in self.below:  # hold
+                t.alive = False
         if primitive.multiple_results:
             return tuple(_WatchTracer(self, a) for a in ans)
         return _WatchTracer(self, ans)
@@ -182,7 +190,7 @@ class _Watched:
             trace.watched = self
             trace.captures = {id(c): v for c, v in zip(self.closed, args[n:], strict=True)}
             watched = [
-                _WatchTracer(trace, a) if isinstance(a, (np.ndarray, Tracer, *_NUMBERS)) else a
+                _WatchTracer(trace, a) if isinstance(a, (Tracer, *_CONSTANTS)) else a
                 for a in args[:n]
             ]
             trace.hold()

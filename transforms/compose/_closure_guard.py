@@ -9,52 +9,23 @@ recorded mid-rule or handed to NumPy, a crash or a derivative that misses it. (A
 trace below the owner is a constant there and works, as in JAX for ``vmap``'s; a call with
 no traced argument runs the function as it is, like any other code.)
 
-So while the user's code runs, ``guarded`` holds those traces (``alive`` false) but the
-ones whose tracers it was handed as arguments (sparsity detection runs the function on its
-own tracers), and a ``_GuardTrace`` adopts any primitive reaching a held or finished trace's
-tracer (``Trace.adopts_finished``): that primitive raises, naming the function.
+So while the user's code runs, ``guarded`` holds those traces (``alive`` false, and
+``held_by`` naming the function) but the ones whose tracers it was handed as arguments
+(sparsity detection runs the function on its own tracers): a primitive reaching a held
+trace's tracer takes ``find_top_trace``'s path for a finished trace, which raises
+``UnexpectedTracerError`` naming the function.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-from transforms.core import (
-    Primitive,
-    Trace,
-    Tracer,
-    UnexpectedTracerError,
-    current_traces,
-    new_trace,
-)
+from transforms.core import Trace, Tracer, current_traces
 
 __all__ = ["guarded", "owner_and_above"]
 
 R = TypeVar("R")
-
-
-class _GuardTrace(Trace[Tracer]):
-    """Interprets nothing of its own: it only adopts the primitives that read a held trace's
-    tracer, and refuses them."""
-
-    __slots__ = ("what",)
-    adopts_finished = True
-
-    def __init__(self, level: int) -> None:
-        super().__init__(level, "custom rule")
-        self.what = ""
-
-    def process_primitive(
-        self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
-    ) -> NoReturn:
-        raise UnexpectedTracerError(
-            f"{self.what} reads a value traced by the transform that differentiates or batches "
-            f"it without taking it as an argument (primitive '{primitive.name}' received it "
-            "from a closure, a global or a container): its rules would not give that value's "
-            "derivative. Pass the value as an argument of the function (nondiff_argnums for "
-            "one that is not differentiated), or use T.checkpoint, which converts closures"
-        )
 
 
 def owner_and_above(leaves: Sequence[Any]) -> tuple[Trace[Any], ...]:
@@ -87,16 +58,13 @@ def guarded(fn: Callable[..., R], forbidden: tuple[Trace[Any], ...], what: str) 
 
     def run(*args: Any) -> R:
         mine = _traces_of(args)
-        held = [t for t in forbidden if t not in mine]
-        was_alive = [t.alive for t in held]
-        with new_trace(_GuardTrace) as trace:
-            trace.what = what
-            for t in held:
-                t.alive = False
-            try:
-                return fn(*args)
-            finally:
-                for t, alive in zip(held, was_alive, strict=True):
-                    t.alive = alive
+        held = [(t, t.alive, t.held_by) for t in forbidden if t not in mine]
+        for t, _, _ in held:
+            t.alive, t.held_by = False, what
+        try:
+            return fn(*args)
+        finally:
+            for t, alive, held_by in held:
+                t.alive, t.held_by = alive, held_by
 
     return run

@@ -23,6 +23,7 @@ from .errors import (
     EscapedTracerError,
     TraceMixError,
     TracerBoolConversionError,
+    UnexpectedTracerError,
 )
 
 if TYPE_CHECKING:
@@ -83,18 +84,21 @@ class Trace(abc.ABC, Generic[TracerT]):
 
     A trace whose class sets ``adopts_finished`` (``checkpoint``'s, while its function runs)
     interprets every primitive that reaches a finished trace's tracer, when it is the
-    newest live one that does (``find_top_trace``); else that is an escaped tracer.
+    newest live one that does (``find_top_trace``); else that is an escaped tracer. A trace
+    held (``alive`` false) while a custom rule's code runs, whose closure must not read it,
+    says whose code in ``held_by``: reading it is an ``UnexpectedTracerError``.
     """
 
     adopts_finished: ClassVar[bool] = False
 
-    __slots__ = ("alive", "level", "name", "transposing")
+    __slots__ = ("alive", "held_by", "level", "name", "transposing")
 
     def __init__(self, level: int, name: str) -> None:
         self.level = level
         self.alive = True
         self.name = name
         self.transposing: Transposing | None = None
+        self.held_by: str | None = None
 
     @abc.abstractmethod
     def process_primitive(
@@ -119,6 +123,9 @@ def _adopter(primitive: Primitive[Any], finished: Trace[Any]) -> Trace[Any]:
     """The trace that interprets a primitive reaching ``finished``'s tracer: the newest live
     trace that adopts them (see ``Trace``), else the tracer escaped its transform."""
     from ._stack import current_traces  # (the stack module imports this one)
+
+    if finished.held_by is not None:
+        raise UnexpectedTracerError(finished.held_by, primitive.name)
 
     candidate: Trace[Any]  # (the function-level import of a cyclic module is untyped)
     for candidate in reversed(current_traces()):
