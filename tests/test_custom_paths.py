@@ -4,12 +4,13 @@ finite differences of the function itself (never against our own derivatives).
 Each path computes the same kind of scalar function of ``x`` (shape (3,)) through one
 mechanism whose rules are the true derivative: ``custom_jvp``, ``custom_vjp`` (each also
 with a tuple output, and with a dict output of a pytree argument, one of whose leaves the
-path does not use), ``checkpoint``, a user primitive with a container argument,
-``custom_root`` and ``custom_linear_solve`` (the operator depending on ``x``), and rules
-with convergence loops (with one output and with a tuple output). Every (path, mode) pair
-is either exact (matches finite differences) or refused with the documented exception: the
-table ``REFUSED`` lists the refusals, so a new silent wrong number (or a refusal that
-disappears) fails here. Hypothesis draws the point.
+path does not use), ``checkpoint`` (also of a function closing over ``x``, reading it with
+its argument and alone), a user primitive with a container argument, ``custom_root`` and
+``custom_linear_solve`` (the operator depending on ``x``), and rules with convergence loops
+(with one output and with a tuple output). Every (path, mode) pair is either exact (matches
+finite differences) or refused with the documented exception: the table ``REFUSED`` lists
+the refusals, so a new silent wrong number (or a refusal that disappears) fails here.
+Hypothesis draws the point.
 """
 
 from __future__ import annotations
@@ -250,6 +251,12 @@ PATHS: dict[str, Callable[[Any], Any]] = {
     "custom_jvp": lambda x: tnp.sum(W * _jvp_fn(x) + _jvp_fn(x) ** 2),
     "custom_vjp": lambda x: tnp.sum(W * _vjp_fn(x) + _vjp_fn(x) ** 2),
     "checkpoint": lambda x: tnp.sum(T.checkpoint(lambda y: W * tnp.sin(y) * y + y**3)(x)),
+    "checkpoint closing over x": lambda x: tnp.sum(
+        T.checkpoint(lambda y: W * tnp.sin(y * x) + y * x**2)(tnp.cos(x))
+    ),
+    "checkpoint reading x alone in its closure": lambda x: tnp.sum(
+        T.checkpoint(lambda y: y * tnp.sin(x) + tnp.exp(0.5 * x[0]))(x**2)
+    ),
     "primitive with a container argument": lambda x: tnp.sum(
         W * _pair_fn((x, 0.5 * x)) + _pair_fn((x**2, -x))
     ),

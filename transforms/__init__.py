@@ -48,6 +48,7 @@ from .core import Primitive as Primitive
 from .core import TraceMixError as TraceMixError
 from .core import TracerBoolConversionError as TracerBoolConversionError
 from .core import TransformsError as TransformsError
+from .core import UnexpectedTracerError as UnexpectedTracerError
 from .numpy._user import defbatch as defbatch
 from .numpy._user import defjvp as defjvp
 from .numpy._user import defvjp as defvjp
@@ -110,6 +111,7 @@ __all__ = [
     "TraceMixError",
     "TracerBoolConversionError",
     "TransformsError",
+    "UnexpectedTracerError",
     "tree_util",
     "value_and_grad",
     "vjp",

@@ -8,6 +8,19 @@ the backward pass. So every run is watched by a small recording interpreter that
 plain array or number reaching a primitive; the first run keeps their fingerprints and every
 recomputation must read the same sequence, or it raises instead of returning a silently
 wrong derivative. The cost is one hash of each constant per run.
+
+The function may also close over traced values: the layer weights of the ``grad`` being
+taken, a batched value of an outer ``vmap``. Every rule must see those as arguments of the
+primitive (a JVP rule must push their tangents, a VJP rule give their cotangents, the
+batching rule know their axes), so ``checkpoint`` converts the closure: a traced value
+reaching one of the function's primitives that is none of its arguments is a *capture*.
+To see every one, even one a primitive reads alone (``tnp.sin(W)``, which would go straight
+to ``W``'s trace), the watch trace holds the traces below it (``alive`` false) while the
+function's own code runs, and adopts the tracers of held or finished traces (``Trace.
+adopts_finished``); it releases them only to pass a primitive down.
+The first run that meets a new capture stops (``_Captured``), and the primitive is bound
+again with the captures appended to its arguments; every run then reads the argument in
+place of the closed-over tracer. Functions without captures are bound once, as before.
 """
 
 from __future__ import annotations
@@ -20,7 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Primitive, Trace, Tracer, new_trace
+from transforms.core import Primitive, Trace, Tracer, current_traces, new_trace
 from transforms.core.tree_util import tree_map
 from transforms.forward import defjvp_joint
 from transforms.reverse import defvjp_argnum
@@ -35,6 +48,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _NUMBERS = (int, float, complex, np.generic)
+_CONSTANTS = (np.ndarray, *_NUMBERS)
 
 
 def _fingerprint(value: Any) -> tuple[Any, ...]:
@@ -70,27 +84,74 @@ class _WatchTracer(Tracer):
         return np.asarray(self._value, dtype=dtype)  # type: ignore[call-overload]
 
 
-class _WatchTrace(Trace[_WatchTracer]):
-    """Passes every primitive down unchanged, fingerprinting the constants it is given."""
+class _Captured(Exception):
+    """A run of a checkpointed function met a traced value it closes over that is not yet an
+    argument of its primitive: the run stops, and ``checkpoint`` binds the primitive again
+    with it as one (not an error: never seen by the user)."""
 
-    __slots__ = ("reads",)
+
+class _WatchTrace(Trace[_WatchTracer]):
+    """Passes every primitive down unchanged, fingerprinting the constants it is given and
+    reading the arguments bound in place of the traced values the function closes over."""
+
+    __slots__ = ("below", "captures", "reads", "was_alive", "watched")
+    adopts_finished = True
 
     def __init__(self, level: int) -> None:
         super().__init__(level, "checkpoint")
         self.reads: list[tuple[Any, ...]] = []
+        self.captures: dict[int, Any] = {}  # id of a closed-over tracer -> its argument
+        self.watched: _Watched | None = None
+        self.below = current_traces()  # (this trace is pushed after it is made)
+        self.was_alive = [t.alive for t in self.below]
+
+    def read(self, value: object) -> Any:
+        """What ``value``, reaching a primitive or output by the function, stands for."""
+        if isinstance(value, _WatchTracer) and value._trace is self:
+            return value._value
+        if isinstance(value, Tracer):
+            return self.substitute(value)
+        return value
+
+    def hold(self) -> None:
+        """While the function's own code runs, a tracer of a trace below is a closed-over
+        value, which must reach this trace (``find_top_trace`` adopts it), not its own."""
+        for t in self.below:
+            t.alive = False
+
+    def release(self) -> None:
+        for t, alive in zip(self.below, self.was_alive, strict=True):
+            t.alive = alive
+
+    def substitute(self, value: Tracer) -> Any:
+        """The argument bound in place of ``value``, a traced value the function closes over
+        (another trace's tracer: every one of this trace's is a ``_WatchTracer`` of it)."""
+        try:
+            return self.captures[id(value)]
+        except KeyError:
+            assert self.watched is not None, "a watch trace is opened by _Watched.__call__"
+            raise self.watched.captured(value) from None
 
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
         values = []
-        for a in args:
+        for a in args:  # (``read``, inlined: this runs for every primitive of the function)
             if isinstance(a, _WatchTracer) and a._trace is self:
                 values.append(a._value)
-                continue
-            if isinstance(a, (np.ndarray, *_NUMBERS)):
-                self.reads.append(_fingerprint(a))
-            values.append(a)
-        ans = primitive.bind(*values, **params)
+            elif isinstance(a, Tracer):
+                values.append(self.substitute(a))
+            else:
+                if isinstance(a, _CONSTANTS):
+                    self.reads.append(_fingerprint(a))
+                values.append(a)
+        for t, alive in zip(self.below, self.was_alive, strict=True):  # release
+            t.alive = alive
+        try:
+            ans = primitive.bind(*values, **params)
+        finally:
+            for t in self.below:  # hold
+                t.alive = False
         if primitive.multiple_results:
             return tuple(_WatchTracer(self, a) for a in ans)
         return _WatchTracer(self, ans)
@@ -98,34 +159,58 @@ class _WatchTrace(Trace[_WatchTracer]):
 
 class _Watched:
     """The checkpointed function of one call: every run after the first must read the same
-    constants as the first (the forward pass), or recomputing it would be wrong."""
+    constants as the first (the forward pass), or recomputing it would be wrong.
 
-    __slots__ = ("fun", "reads")
+    It takes the function's arguments followed by one argument per traced value in
+    ``closed`` (the traced values the function closes over), which every run reads in place
+    of those. While ``checkpoint`` binds the primitive (``discovering``), a run meeting
+    another traced value records it in ``found`` and stops, to be bound again."""
 
-    def __init__(self, fun: Callable[..., Any]) -> None:
+    __slots__ = ("closed", "discovering", "found", "fun", "reads")
+
+    def __init__(self, fun: Callable[..., Any], closed: Sequence[Tracer]) -> None:
         self.fun = fun
+        self.closed = tuple(closed)
         self.reads: list[tuple[Any, ...]] | None = None
+        self.discovering = True
+        self.found: list[Tracer] = []
+
+    def captured(self, value: Tracer) -> Exception:
+        """The exception stopping a run that met ``value``, a traced value not in
+        ``closed``: a new capture while binding, else an error."""
+        if not self.discovering:
+            return RuntimeError(_CHANGED)
+        if not any(value is f for f in self.found):
+            self.found.append(value)
+        return _Captured()
 
     def __call__(self, *args: Any) -> Any:
+        n = len(args) - len(self.closed)
         with new_trace(_WatchTrace) as trace:
+            trace.watched = self
+            trace.captures = {id(c): v for c, v in zip(self.closed, args[n:], strict=True)}
             watched = [
-                _WatchTracer(trace, a) if isinstance(a, (np.ndarray, Tracer, *_NUMBERS)) else a
-                for a in args
+                _WatchTracer(trace, a) if isinstance(a, (Tracer, *_CONSTANTS)) else a
+                for a in args[:n]
             ]
-            out = tree_map(
-                lambda o: o._value if isinstance(o, _WatchTracer) and o._trace is trace else o,
-                self.fun(*watched),
-            )
+            trace.hold()
+            try:
+                out = tree_map(trace.read, self.fun(*watched))
+            finally:
+                trace.release()
         if self.reads is None:
             self.reads = trace.reads
         elif trace.reads != self.reads:
-            raise RuntimeError(
-                "checkpoint: an array or number the checkpointed function reads was modified "
-                "between the forward and the backward pass (or it reads other values when "
-                "recomputed: a rebound global, random numbers), so recomputing it would give "
-                "a wrong derivative; pass such values as arguments, or do not modify them"
-            )
+            raise RuntimeError(_CHANGED)
         return out
+
+
+_CHANGED = (
+    "checkpoint: an array or number the checkpointed function reads was modified "
+    "between the forward and the backward pass (or it reads other values when "
+    "recomputed: a rebound global, random numbers, another traced value), so recomputing "
+    "it would give a wrong derivative; pass such values as arguments, or do not modify them"
+)
 
 
 def _checkpoint_impl(*args: Any, fun: Callable[..., Any]) -> Any:
@@ -192,6 +277,18 @@ def checkpoint(fun: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fun)
     def checkpointed(*args: P.args, **kwargs: P.kwargs) -> R:
         call = functools.partial(fun, **kwargs) if kwargs else fun
-        return checkpoint_call_p.bind(*args, fun=_Watched(call))  # type: ignore[no-any-return]
+        closed: list[Tracer] = []
+        while True:  # once per batch of newly found captures (none: once)
+            watched = _Watched(call, closed)
+            try:
+                out = checkpoint_call_p.bind(*args, *closed, fun=watched)
+            except Exception:
+                if not watched.found:
+                    raise
+            # A run that met a capture is discarded even if the function caught _Captured.
+            if not watched.found:
+                watched.discovering = False
+                return out  # type: ignore[no-any-return]
+            closed += watched.found
 
     return checkpointed

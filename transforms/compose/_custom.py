@@ -52,6 +52,7 @@ from transforms.numpy._elementwise import stop_gradient_p
 from transforms.reverse import defvjp_argnum
 from transforms.sparsity import defsparsity_inline
 
+from ._closure_guard import guarded, owner_and_above
 from ._core_transforms import vjp_flat
 from ._vmap import vmap
 
@@ -385,9 +386,11 @@ class custom_jvp(Generic[P, R]):
             )
         static, dynamic = _split(args, self.nondiff_argnums)
         leaves, tree = tree_flatten(tuple(dynamic))  # pytree arguments: the rules see trees
-        nondiff, rule = self.nondiff_argnums, self.jvp
-        fun: Callable[..., Any] = self.fun
+        nondiff = self.nondiff_argnums
         output = _Output(f"custom_jvp function {self.__name__}")
+        forbidden = owner_and_above(leaves)
+        fun = guarded(self.fun, forbidden, output.name)
+        rule = guarded(self.jvp, forbidden, f"the JVP rule of {output.name}")
 
         def call(*xs: Any) -> tuple[Any, ...]:
             return output.record(fun(*_merge(static, tree.unflatten(xs), nondiff)))
@@ -677,9 +680,12 @@ class custom_vjp(Generic[P, R]):
             )
         static, dynamic = _split(args, self.nondiff_argnums)
         leaves, tree = tree_flatten(tuple(dynamic))  # pytree arguments: the rules see trees
-        nondiff, fwd_rule, bwd_rule, name = self.nondiff_argnums, self.fwd, self.bwd, self.__name__
-        fun: Callable[..., Any] = self.fun
+        nondiff, name = self.nondiff_argnums, self.__name__
         output = _Output(f"custom_vjp function {name}")
+        forbidden = owner_and_above(leaves)
+        fun = guarded(self.fun, forbidden, output.name)
+        fwd_rule = guarded(self.fwd, forbidden, f"the fwd rule of {output.name}")
+        bwd_rule = guarded(self.bwd, forbidden, f"the bwd rule of {output.name}")
 
         def call(*xs: Any) -> tuple[Any, ...]:
             return output.record(fun(*_merge(static, tree.unflatten(xs), nondiff)))

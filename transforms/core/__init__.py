@@ -32,6 +32,7 @@ from .errors import NoRuleError as NoRuleError
 from .errors import TraceMixError as TraceMixError
 from .errors import TracerBoolConversionError as TracerBoolConversionError
 from .errors import TransformsError as TransformsError
+from .errors import UnexpectedTracerError as UnexpectedTracerError
 
 __all__ = [
     "Array",
@@ -53,6 +54,7 @@ __all__ = [
     "Tracer",
     "TracerBoolConversionError",
     "TransformsError",
+    "UnexpectedTracerError",
     "concrete",
     "current_traces",
     "new_trace",

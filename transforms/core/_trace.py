@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NoReturn, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from .errors import (
     EscapedTracerError,
     TraceMixError,
     TracerBoolConversionError,
+    UnexpectedTracerError,
 )
 
 if TYPE_CHECKING:
@@ -80,15 +81,24 @@ class Trace(abc.ABC, Generic[TracerT]):
     ``transposing`` is set on the trace of a linear map being transposed (a custom rule run
     in the direction it was not written for, see ``compose._custom``): it says which rule,
     and any control flow on a value of this trace is refused (``refuse_concrete``).
+
+    A trace whose class sets ``adopts_finished`` (``checkpoint``'s, while its function runs)
+    interprets every primitive that reaches a finished trace's tracer, when it is the
+    newest live one that does (``find_top_trace``); else that is an escaped tracer. A trace
+    held (``alive`` false) while a custom rule's code runs, whose closure must not read it,
+    says whose code in ``held_by``: reading it is an ``UnexpectedTracerError``.
     """
 
-    __slots__ = ("alive", "level", "name", "transposing")
+    adopts_finished: ClassVar[bool] = False
+
+    __slots__ = ("alive", "held_by", "level", "name", "transposing")
 
     def __init__(self, level: int, name: str) -> None:
         self.level = level
         self.alive = True
         self.name = name
         self.transposing: Transposing | None = None
+        self.held_by: str | None = None
 
     @abc.abstractmethod
     def process_primitive(
@@ -109,6 +119,21 @@ class Trace(abc.ABC, Generic[TracerT]):
         return f"<{self.name} trace, level {self.level}, {state}>"
 
 
+def _adopter(primitive: Primitive[Any], finished: Trace[Any]) -> Trace[Any]:
+    """The trace that interprets a primitive reaching ``finished``'s tracer: the newest live
+    trace that adopts them (see ``Trace``), else the tracer escaped its transform."""
+    from ._stack import current_traces  # (the stack module imports this one)
+
+    if finished.held_by is not None:
+        raise UnexpectedTracerError(finished.held_by, primitive.name)
+
+    candidate: Trace[Any]  # (the function-level import of a cyclic module is untyped)
+    for candidate in reversed(current_traces()):
+        if candidate.alive and candidate.adopts_finished:
+            return candidate
+    raise EscapedTracerError(primitive.name, finished.name)
+
+
 def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[Any] | None:
     """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced."""
     top: Trace[Any] | None = None
@@ -118,7 +143,9 @@ def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[A
             if trace is top:
                 continue
             if not trace.alive:
-                raise EscapedTracerError(primitive.name, trace.name)
+                trace = _adopter(primitive, trace)
+                if trace is top:
+                    continue
             if top is None or trace.level > top.level:
                 top = trace
             elif trace.level == top.level:

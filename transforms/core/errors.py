@@ -10,6 +10,7 @@ __all__ = [
     "TraceMixError",
     "ConcretizationTypeError",
     "TracerBoolConversionError",
+    "UnexpectedTracerError",
 ]
 
 
@@ -78,3 +79,18 @@ class ConcretizationTypeError(TransformsError, TypeError):
 class TracerBoolConversionError(ConcretizationTypeError):
     """``bool()`` of a traced value that cannot be branched on (JAX's type of the same name):
     a value being transposed, or a batched value under ``vmap``."""
+
+
+class UnexpectedTracerError(TransformsError, TypeError):
+    """A custom rule's function reads, through its closure, a traced value of the transform
+    that applies the rule (JAX's ``jax.errors.UnexpectedTracerError``, a ``TypeError``): the
+    rule would never give that value's derivative. Pass it as an argument instead."""
+
+    def __init__(self, what: str, primitive: str) -> None:
+        super().__init__(
+            f"{what} reads a value traced by the transform that differentiates or batches it "
+            f"without taking it as an argument (primitive '{primitive}' received it from a "
+            "closure, a global or a container): its rules would not give that value's "
+            "derivative. Pass the value as an argument of the function (nondiff_argnums for "
+            "one that is not differentiated), or use T.checkpoint, which converts closures"
+        )
