@@ -273,7 +273,7 @@ def test_jit(c: Construct) -> None:
     """Under ``jit`` (recorded, then replayed, at a point and at one whose branches or trip
     counts differ), ``jit(grad)`` and ``jit(vmap)`` (per-example predicates) equal eager."""
     w = _weights(c)
-    scalar = lambda x: tnp.sum(c.lax_fn(x) * w)  # noqa: E731
+    scalar = lambda x: tnp.sum(c.lax_fn(x) * w)
     jitted, jitted_grad, jitted_vmap = (
         T.jit(c.lax_fn),
         T.jit(T.grad(scalar)),
