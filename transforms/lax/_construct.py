@@ -1,4 +1,4 @@
-"""The primitive behind every control-flow construct, and the guard of recomputed functions.
+"""The primitive behind every control-flow construct, and the guard of its functions.
 
 Each construct (``cond``, ``while_loop``, ``scan``, ...) is an eager algorithm written with
 ``transforms.numpy``: a Python loop or branch over the user's functions. Run at the level of
@@ -6,21 +6,21 @@ its caller, it is exact under every interpreter and nesting by construction, and
 values the user's functions close over (a parameter being differentiated, a per-example value
 of a ``vmap``) as any Python code does.
 
-The algorithm is also a primitive (``construct``), bound whenever its operands are plain
-arrays: ``T.jit`` records one operation for the whole loop there, never its unrolled body, and
-the algorithm runs as the primitive's ``impl``. Under a transform (an operand is a tracer) the
-public function runs the algorithm itself instead of binding: an interpreter applies a rule
-to values one level *below* its own, and a function that closes over a tracer of that very
-level (``grad(lambda a: fori_loop(0, n, lambda i, x: x * a, a))``) would meet it there. Closure
-conversion (making such values explicit operands) needs every operation of the function to be
-seen, which eager tracing cannot do (an operation on closed-over values alone never reaches a
-trace the construct opened).
-
-The primitive's rules are those of its algorithm, derived by the transforms themselves (the
-JVP of ``fun``, its VJP recomputed in the backward pass from the stored operands, ``vmap`` of
-``fun``, the Taylor rule of that JVP, sparsity through ``fun``): exact for a ``fun`` that
-closes over no traced value, which ``guarded`` enforces where the rules are used on traced
-operands (``scan``'s ``checkpoint=`` segments).
+The algorithm is also a primitive (``construct``), whose rules are those of the algorithm,
+derived by the transforms themselves (the JVP of ``fun``, its VJP recomputed in the backward
+pass from the stored operands, ``vmap`` of ``fun``, the Taylor rule of that JVP, sparsity
+through ``fun``), each rule one application of the primitive again on the derived function.
+``apply`` binds it whenever the functions close over no traced value: ``T.jit`` then records
+one op for the whole loop and one per rule application, never an unrolled body. A function
+that closes over a traced value cannot be bound: an interpreter applies a rule to values one
+level *below* its own, and a function that closes over a tracer of that very level
+(``grad(lambda a: fori_loop(0, n, lambda i, x: x * a, a))``) would meet it there, and a
+recorded op would replay the recording's value. Closure conversion (making such values
+explicit operands) needs every operation of the function to be seen, which eager tracing
+cannot do (an operation on closed-over values alone never reaches a trace the construct
+opened); so ``apply`` watches the first run of the function (``_Guarded``) and, on the first
+operation that meets a closed-over traced value, falls back to the algorithm at the caller's
+level.
 """
 
 from __future__ import annotations
