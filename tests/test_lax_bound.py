@@ -253,3 +253,30 @@ def test_a_closure_read_only_by_python_control_flow_runs_eagerly_under_jit() -> 
         for a in (2.0, 5.0, -1.0, 3.0):
             np.testing.assert_array_equal(jitted(np.array(a)), f(np.array(a)))
     assert jitted.stats.replays == 0
+
+
+def test_nested_constructs_whose_inner_functions_close_over_the_outer_arguments() -> None:
+    """The outer loop closes over nothing (bound); its body's ``cond`` branches close over
+    the body's argument ``c`` (the inner one falls back, inside the outer's rules)."""
+
+    def body(c: Any, x: Any) -> tuple[Any, Any]:
+        y = lax.cond(x > 0, lambda: tnp.sin(c) * x, lambda: c**2 + x)
+        return y, tnp.sum(y)
+
+    def f(v: Any) -> Any:
+        c, ys = lax.scan(body, v, np.array([0.5, -0.3, 0.8, -1.1]))
+        return tnp.sum(c) + tnp.sum(ys**2)
+
+    def unrolled(v: Any) -> Any:
+        c, total = v, 0.0
+        for x in (0.5, -0.3, 0.8, -1.1):
+            c = tnp.sin(c) * x if x > 0 else c**2 + x
+            total = total + tnp.sum(c) ** 2
+        return tnp.sum(c) + total
+
+    v = np.array([0.3, -0.7])
+    for transform in (T.grad, T.hessian, lambda f: T.jit(T.grad(f))):
+        _close(transform(f)(v), transform(unrolled)(v))
+    vs = np.array([[0.3, -0.7], [1.1, 0.2]])
+    _close(T.vmap(T.grad(f))(vs), np.stack([T.grad(unrolled)(v) for v in vs]))
+    _close(T.jit(f)(v), unrolled(v))
