@@ -2,8 +2,8 @@
 
 The table ``CONSTRUCTS`` pairs each construct with the same computation written with Python
 control flow (an ``if``, a ``while``, a ``for``), which every interpreter but ``vmap`` follows
-eagerly; each cell (jvp, vjp, vmap, jet, grad of grad, jacfwd of jacrev, sparsity) asserts the
-construct's result equals the unrolled one, and ``check_grads`` checks both against finite
+eagerly; each cell (jvp, vjp, vmap, jet, grad of grad, jacfwd of jacrev, sparsity, jit) asserts
+the construct's result equals the unrolled one, and ``check_grads`` checks both against finite
 differences to second order. Under ``vmap`` the unrolled reference is a Python loop over the
 examples, whose predicates differ (branches taken, trip counts).
 """
@@ -266,3 +266,23 @@ def test_sparsity(c: Construct) -> None:
     hessian = T.hessian_sparsity(lambda x: tnp.sum(c.lax_fn(x)))(c.point).toarray()
     ref = T.hessian_sparsity(lambda x: tnp.sum(c.unrolled(x)))(c.point).toarray()
     assert (hessian == ref).all()
+
+
+@pytest.mark.parametrize("c", CONSTRUCTS, ids=IDS)
+def test_jit(c: Construct) -> None:
+    """Under ``jit`` (recorded, then replayed, at a point and at one whose branches or trip
+    counts differ), ``jit(grad)`` and ``jit(vmap)`` (per-example predicates) equal eager."""
+    w = _weights(c)
+    scalar = lambda x: tnp.sum(c.lax_fn(x) * w)
+    jitted, jitted_grad, jitted_vmap = (
+        T.jit(c.lax_fn),
+        T.jit(T.grad(scalar)),
+        T.jit(T.vmap(c.lax_fn)),
+    )
+    for x in (c.point, c.point, c.batch[0], c.point):
+        _close(jitted(x), c.unrolled(x))
+        _close(jitted_grad(x), T.grad(lambda x: tnp.sum(c.unrolled(x) * w))(x))
+    for xs in (c.batch, c.batch, c.batch[::-1]):
+        _close(jitted_vmap(xs), np.stack([c.unrolled(x) for x in xs]))
+    assert jitted.stats.replays > 0 and jitted_grad.stats.replays > 0
+    assert jitted_vmap.stats.replays > 0

@@ -205,7 +205,7 @@ def test_primitive_rules_bound_on_traced_operands(primitive: Construct) -> None:
         return tnp.sin(a) * b, a * b**2
 
     def bound(a: Any, b: Any) -> Any:
-        u, v = bind_traced(primitive, fun, [a, b])
+        u, v = bind_traced(primitive, fun, [a, b], "test")
         return tnp.concatenate([u, v])
 
     def direct(a: Any, b: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The primitive behind every control-flow construct, and the guard of recomputed functions.
+"""The primitive behind every control-flow construct, and the guard of its functions.
 
 Each construct (``cond``, ``while_loop``, ``scan``, ...) is an eager algorithm written with
 ``transforms.numpy``: a Python loop or branch over the user's functions. Run at the level of
@@ -6,21 +6,21 @@ its caller, it is exact under every interpreter and nesting by construction, and
 values the user's functions close over (a parameter being differentiated, a per-example value
 of a ``vmap``) as any Python code does.
 
-The algorithm is also a primitive (``construct``), bound whenever its operands are plain
-arrays: ``T.jit`` records one operation for the whole loop there, never its unrolled body, and
-the algorithm runs as the primitive's ``impl``. Under a transform (an operand is a tracer) the
-public function runs the algorithm itself instead of binding: an interpreter applies a rule
-to values one level *below* its own, and a function that closes over a tracer of that very
-level (``grad(lambda a: fori_loop(0, n, lambda i, x: x * a, a))``) would meet it there. Closure
-conversion (making such values explicit operands) needs every operation of the function to be
-seen, which eager tracing cannot do (an operation on closed-over values alone never reaches a
-trace the construct opened).
-
-The primitive's rules are those of its algorithm, derived by the transforms themselves (the
-JVP of ``fun``, its VJP recomputed in the backward pass from the stored operands, ``vmap`` of
-``fun``, the Taylor rule of that JVP, sparsity through ``fun``): exact for a ``fun`` that
-closes over no traced value, which ``guarded`` enforces where the rules are used on traced
-operands (``scan``'s ``checkpoint=`` segments).
+The algorithm is also a primitive (``construct``), whose rules are those of the algorithm,
+derived by the transforms themselves (the JVP of ``fun``, its VJP recomputed in the backward
+pass from the stored operands, ``vmap`` of ``fun``, the Taylor rule of that JVP, sparsity
+through ``fun``), each rule one application of the primitive again on the derived function.
+``apply`` binds it whenever the functions close over no traced value: ``T.jit`` then records
+one op for the whole loop and one per rule application, never an unrolled body. A function
+that closes over a traced value cannot be bound: an interpreter applies a rule to values one
+level *below* its own, and a function that closes over a tracer of that very level
+(``grad(lambda a: fori_loop(0, n, lambda i, x: x * a, a))``) would meet it there, and a
+recorded op would replay the recording's value. Closure conversion (making such values
+explicit operands) needs every operation of the function to be seen, which eager tracing
+cannot do (an operation on closed-over values alone never reaches a trace the construct
+opened); so ``apply`` watches the first run of the function (``_Guarded``) and, on the first
+operation that meets a closed-over traced value, falls back to the algorithm at the caller's
+level.
 """
 
 from __future__ import annotations
@@ -33,14 +33,15 @@ import numpy as np
 from transforms.batching import defbatch
 from transforms.compose._core_transforms import jvp_flat, vjp_flat
 from transforms.compose._vmap import vmap
-from transforms.core import Primitive, Trace, Tracer, new_trace
+from transforms.core import Primitive, Trace, Tracer, current_traces, new_trace
 from transforms.forward import defjvp_joint
 from transforms.numpy import zeros_like
+from transforms.numpy._define import dtype_of
 from transforms.reverse import defvjp_argnum
 from transforms.sparsity import defsparsity_inline
 from transforms.taylor import deftaylor, ode_rule
 
-__all__ = ["Construct", "apply", "bind_traced", "construct", "guarded"]
+__all__ = ["ClosureRefused", "Construct", "apply", "bind_traced", "construct"]
 
 Construct = Primitive[tuple[Any, ...]]
 Fun = Callable[..., Sequence[Any]]
@@ -51,11 +52,12 @@ def _impl(*leaves: Any, fun: Fun, memo: _Cotangents) -> tuple[Any, ...]:
 
 
 class _Cotangents:
-    """One application's backward pass, shared by its operands' pullbacks: the function is
-    recomputed once under ``vjp`` from the stored operands, and only when a cotangent arrives
-    (so its intermediates live during the backward pass only). The result serves each
-    operand's pullback of one backward pass (the same cotangents: the engine gives each
-    pullback its own tuple, fresh zeros for unused outputs), then is released."""
+    """One application's backward pass, shared by its operands' pullbacks: the function's
+    pullback is applied once (recomputing the function from the stored operands, so its
+    intermediates live during the backward pass only), and only when a cotangent arrives.
+    The result serves each operand's pullback of one backward pass (the same cotangents: the
+    engine gives each pullback its own tuple, fresh zeros for unused outputs), then is
+    released."""
 
     __slots__ = ("cts", "expected", "result", "served")
 
@@ -65,12 +67,26 @@ class _Cotangents:
         self.expected: set[int] = set()
         self.served: set[int] = set()
 
-    def of(self, fun: Fun, args: Sequence[Any], cts: Any, argnum: int) -> Any:
+    def of(
+        self,
+        primitive: Construct,
+        fun: Fun,
+        args: Sequence[Any],
+        ans: Sequence[Any],
+        cts: Any,
+        argnum: int,
+    ) -> Any:
         held = self.cts
         if held is None or argnum in self.served or not all(map(_same, cts, held)):
-            _, pullback, _ = vjp_flat(lambda *xs: tuple(fun(*xs)), list(args), False, "lax")
             self.cts, self.served = tuple(cts), set()
-            self.result = tuple(pullback(self.cts))
+            positions, outputs = _inexact(args), _inexact(ans)
+            derived = _pullback(fun, len(args), positions, outputs)
+            used = [self.cts[o] for o in outputs]
+            cotangents = primitive.bind(*args, *used, fun=derived, memo=_Cotangents())
+            self.result = tuple(
+                cotangents[positions.index(i)] if i in positions else zeros_like(x)
+                for i, x in enumerate(args)
+            )
         result = self.result[argnum]
         self.served.add(argnum)
         if self.served >= self.expected:
@@ -90,28 +106,80 @@ def _same(a: Any, b: Any) -> bool:
     )
 
 
-def _jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Fun, memo: _Cotangents) -> Any:
-    filled = [zeros_like(a) if t is None else t for t, a in zip(tangents, args, strict=True)]
-    return tuple(jvp_flat(lambda *xs: tuple(fun(*xs)), args, filled, False, "lax")[1])
+def _inexact(args: Sequence[Any]) -> tuple[int, ...]:
+    """The positions of the operands that carry derivatives (float or complex)."""
+    return tuple(i for i, x in enumerate(args) if dtype_of(x).kind in "fc")
 
 
-def _maker(argnum: int, ans: Any, *args: Any, fun: Fun, memo: _Cotangents) -> Any:
-    memo.expected.add(argnum)
-    return lambda cts: memo.of(fun, args, cts, argnum)
+def _at(fun: Fun, fixed: Sequence[Any], positions: tuple[int, ...]) -> Fun:
+    """``fun`` as a function of the operands at ``positions``, the others ``fixed``."""
+
+    def part(*ys: Any) -> tuple[Any, ...]:
+        full = list(fixed)
+        for p, y in zip(positions, ys, strict=True):
+            full[p] = y
+        return tuple(fun(*full))
+
+    return part
+
+
+def _tangent(fun: Fun, n: int, positions: tuple[int, ...]) -> Fun:
+    """The function ``(*primals, *tangents) -> tangents out`` of ``fun`` of ``n`` operands,
+    with a tangent for each operand at ``positions``."""
+
+    def tangent_of(*xs: Any) -> tuple[Any, ...]:
+        primals = xs[:n]
+        inputs = [primals[p] for p in positions]
+        return tuple(jvp_flat(_at(fun, primals, positions), inputs, xs[n:], False, "lax")[1])
+
+    return tangent_of
+
+
+def _pullback(fun: Fun, n: int, positions: tuple[int, ...], outputs: tuple[int, ...]) -> Fun:
+    """The function ``(*primals, *cotangents) -> cotangents of the operands at positions``
+    of ``fun`` of ``n`` operands (``fun`` recomputed under ``vjp``), with a cotangent for
+    each of its results at ``outputs``."""
+
+    def pullback_of(*xs: Any) -> tuple[Any, ...]:
+        primals = xs[:n]
+        inputs = [primals[p] for p in positions]
+        part = _at(fun, primals, positions)
+        _, pullback, _ = vjp_flat(
+            lambda *ys: tuple(part(*ys)[o] for o in outputs), inputs, False, "lax"
+        )
+        return tuple(pullback(tuple(xs[n:])))
+
+    return pullback_of
 
 
 def construct(name: str) -> Construct:
     """A primitive that applies its ``fun`` parameter to its operands (a tuple of leaves),
-    with the rules of ``fun`` in every interpreter."""
+    with the rules of ``fun`` in every interpreter.
+
+    Each rule is one application of the primitive again, on the derived function (the JVP
+    of a loop is a loop, and so are its pullback and its batched form): under ``jit`` a rule
+    records one op, never the unrolled body, and the next order of differentiation applies
+    the same rules to it.
+    """
     primitive: Construct = Primitive(name, _impl, multiple_results=True)
+
+    def jvp(tangents: Sequence[Any], ans: Any, *args: Any, fun: Fun, memo: _Cotangents) -> Any:
+        positions = _inexact(args)
+        filled = [zeros_like(args[p]) if tangents[p] is None else tangents[p] for p in positions]
+        derived = _tangent(fun, len(args), positions)
+        return primitive.bind(*args, *filled, fun=derived, memo=_Cotangents())
+
+    def maker(argnum: int, ans: Any, *args: Any, fun: Fun, memo: _Cotangents) -> Any:
+        memo.expected.add(argnum)
+        return lambda cts: memo.of(primitive, fun, args, ans, cts, argnum)
 
     def batch(values: Sequence[Any], dims: Sequence[int | None], *, fun: Fun, memo: Any) -> Any:
         batched = vmap(lambda *xs: tuple(fun(*xs)), in_axes=tuple(dims))
         out = primitive.bind(*values, fun=batched, memo=_Cotangents())
         return out, (0,) * len(out)
 
-    defjvp_joint(primitive, _jvp)
-    defvjp_argnum(primitive, _maker)
+    defjvp_joint(primitive, jvp)
+    defvjp_argnum(primitive, maker)
     defbatch(primitive, batch)
     derived: Primitive[Any] = primitive  # (the Taylor registry is typed for one result)
     deftaylor(derived, ode_rule(derived))
@@ -120,17 +188,38 @@ def construct(name: str) -> Construct:
 
 
 def apply(primitive: Construct, fun: Fun, leaves: Sequence[Any]) -> tuple[Any, ...]:
-    """``fun(*leaves)``: one application of ``primitive`` on plain operands, the algorithm
-    itself at the caller's level on traced ones (see the module docs)."""
-    if any(isinstance(x, Tracer) for x in leaves):
-        return tuple(fun(*leaves))
-    return primitive.bind(*leaves, fun=fun, memo=_Cotangents())
+    """``fun(*leaves)`` as one application of ``primitive`` whenever ``fun`` closes over no
+    traced value, else the algorithm itself at the caller's level (see the module docs).
+
+    Under a transform, the application is bound with ``fun`` guarded: its first run (the
+    primal run, before any rule) refuses a closed-over traced value, and the refusal falls
+    back to the algorithm. The interrupted run computed nothing any result depends on; the
+    user's own exceptions pass through unchanged.
+    """
+    if not current_traces():  # nothing is traced, so nothing traced is closed over
+        return primitive.bind(*leaves, fun=fun, memo=_Cotangents())
+    watched = _Guarded(fun, primitive.name)
+    try:
+        return primitive.bind(*leaves, fun=watched, memo=_Cotangents())
+    except ClosureRefused as refusal:
+        if refusal.guard is not watched:
+            raise  # a construct around this one refuses
+    return tuple(fun(*leaves))
 
 
-def bind_traced(primitive: Construct, fun: Fun, leaves: Sequence[Any]) -> tuple[Any, ...]:
-    """One application of ``primitive`` even on traced operands, so that its interpreters use
-    its rules (``scan``'s checkpointed segments); ``fun`` must be ``guarded``."""
-    return primitive.bind(*leaves, fun=fun, memo=_Cotangents())
+def bind_traced(
+    primitive: Construct, fun: Fun, leaves: Sequence[Any], what: str
+) -> tuple[Any, ...]:
+    """One application of ``primitive`` on traced operands that must use its rules
+    (``scan``'s checkpointed segments): ``TypeError`` naming ``what`` if ``fun`` closes over
+    a traced value."""
+    watched = _Guarded(fun, what)
+    try:
+        return primitive.bind(*leaves, fun=watched, memo=_Cotangents())
+    except ClosureRefused as refusal:
+        if refusal.guard is not watched:
+            raise
+        raise TypeError(refusal.message) from None
 
 
 # ---- the guard of functions run by the rules ----------------------------------------------
@@ -163,22 +252,35 @@ class _GuardTracer(Tracer):
         return np.asarray(self._value, dtype=dtype)  # type: ignore[call-overload]
 
 
+class ClosureRefused(BaseException):
+    """A guarded function read a traced value it closes over.
+
+    A ``BaseException``: the user's ``except Exception`` must not swallow it and go on with
+    the rest of the run as if the refused operation had happened."""
+
+    def __init__(self, guard: _Guarded, message: str) -> None:
+        super().__init__(message)
+        self.guard = guard
+        self.message = message
+
+
 class _GuardTrace(Trace[_GuardTracer]):
     """Passes every primitive down unchanged, refusing a traced value the function closes
     over (any tracer that is not one of its arguments' own)."""
 
-    __slots__ = ("what",)
+    __slots__ = ("guard",)
 
-    def __init__(self, level: int, what: str) -> None:
+    def __init__(self, level: int, guard: _Guarded) -> None:
         super().__init__(level, "lax guard")
-        self.what = what
+        self.guard = guard
 
-    def refuse(self) -> TypeError:
-        return TypeError(
-            f"{self.what}: the function reads a traced value it closes over (a value being "
-            "differentiated or batched that is not one of its arguments); its rules recompute "
-            "it from its arguments alone, so pass every traced value it uses through its "
-            "arguments (the carry or xs)"
+    def refuse(self) -> ClosureRefused:
+        return ClosureRefused(
+            self.guard,
+            f"{self.guard.what}: the function reads a traced value it closes over (a value "
+            "being differentiated or batched that is not one of its arguments); its rules "
+            "recompute it from its arguments alone, so pass every traced value it uses "
+            "through its arguments (the carry or xs)",
         )
 
     def process_primitive(
@@ -198,23 +300,28 @@ class _GuardTrace(Trace[_GuardTracer]):
         return _GuardTracer(self, ans)
 
 
-def guarded(fun: Fun, what: str) -> Fun:
-    """``fun``, refusing (``TypeError`` naming ``what``) to read a traced value it closes
-    over, which the rules (run one level down, and recomputing) would treat as a constant.
+class _Guarded:
+    """``fun``, refusing (``ClosureRefused``) to read a traced value it closes over, which
+    the rules (run one level down, and recomputing) would treat as a constant.
 
     Only the first call is watched (the primal run, before any rule): every later one (a
     rule's recomputation) runs the same code on the same values, so it reads the same
     closed-over objects, none of them traced.
     """
-    watched = False
 
-    def run(*leaves: Any) -> Sequence[Any]:
-        nonlocal watched
-        if watched:
-            return fun(*leaves)
-        watched = True
-        with new_trace(lambda level: _GuardTrace(level, what)) as trace:
-            out = fun(*[_GuardTracer(trace, x) for x in leaves])
+    __slots__ = ("fun", "watched", "what")
+
+    def __init__(self, fun: Fun, what: str) -> None:
+        self.fun = fun
+        self.what = what
+        self.watched = False
+
+    def __call__(self, *leaves: Any) -> Sequence[Any]:
+        if self.watched:
+            return self.fun(*leaves)
+        self.watched = True
+        with new_trace(lambda level: _GuardTrace(level, self)) as trace:
+            out = self.fun(*[_GuardTracer(trace, x) for x in leaves])
             values = []
             for o in out:
                 if isinstance(o, _GuardTracer) and o._trace is trace:
@@ -224,5 +331,3 @@ def guarded(fun: Fun, what: str) -> Fun:
                 else:
                     values.append(o)
         return tuple(values)
-
-    return run

@@ -21,7 +21,7 @@ from transforms.compose._vmap import vmap
 from transforms.core.tree_util import PyTreeDef
 from transforms.numpy._define import shape_of
 
-from ._construct import apply, bind_traced, construct, guarded
+from ._construct import apply, bind_traced, construct
 from ._select import leaves_of
 from ._signature import carry_like, same_types
 
@@ -192,8 +192,8 @@ def scan(
                     f, list(ls[:nc]), carry_tree, list(ls[nc:]), x_tree, steps, reverse, ys
                 )
 
-            fun = guarded(one, "scan(checkpoint=...)")
-            out = bind_traced(scan_segment_p, fun, [*c, *(p[k] for p in pieces)])
+            leaves = [*c, *(p[k] for p in pieces)]
+            out = bind_traced(scan_segment_p, one, leaves, "scan(checkpoint=...)")
             c, parts[k] = list(out[:nc]), list(out[nc:])
         return [*c, *(tnp.concatenate(column) for column in zip(*parts, strict=True))]
 

@@ -17,7 +17,10 @@ a shape check.
 
 A recording is abandoned (``Unrecordable``: the call runs eagerly) when the function does
 something a replay cannot repeat: it reaches a tracer of an outer transform (a closure over
-a value being differentiated), or writes into a traced array.
+a value being differentiated), writes into a traced array, or binds a primitive whose
+implementation reaches a value of the recording (a function among its parameters, such as a
+``transforms.lax`` loop's body, that closes over a traced value: the op would replay it with
+the recording's values).
 """
 
 from __future__ import annotations
@@ -201,7 +204,7 @@ class RecordTracer(Tracer):
 class RecordTrace(Trace[RecordTracer]):
     """The recording interpreter of one jitted call (see the module docstring)."""
 
-    __slots__ = ("ambient", "count", "externals", "instructions", "snapshots")
+    __slots__ = ("ambient", "count", "externals", "instructions", "reached", "snapshots")
 
     def __init__(self, level: int, externals: dict[int, np.ndarray[Any, Any]]) -> None:
         super().__init__(level, "jit")
@@ -211,6 +214,9 @@ class RecordTrace(Trace[RecordTracer]):
         # Arrays the function made and passed to primitives, by id: (array, snapshot).
         self.snapshots: dict[int, tuple[Any, np.ndarray[Any, Any]]] = {}
         self.ambient = _STATE.get() if _STATE is not None else None
+        # How many times the function reached this trace (a primitive or a guard): an
+        # implementation that does is not replayable (the module docs).
+        self.reached = 0
 
     def new_var(self, value: Any) -> Var:
         """A number for a value an op computes (or an input)."""
@@ -229,6 +235,7 @@ class RecordTrace(Trace[RecordTracer]):
         return RecordTracer(self, value, Const(kept, "folded"))
 
     def check(self, tracer: RecordTracer, kind: CheckKind, expected: Any) -> None:
+        self.reached += 1
         var = tracer.node
         if tracer._trace is not self or not self.alive or isinstance(var, Const):
             return  # a finished recording's value, or one that depends on no input: fixed
@@ -266,6 +273,7 @@ class RecordTrace(Trace[RecordTracer]):
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
+        self.reached += 1
         values: list[Any] = []
         operands: list[Var | Const] = []
         for a in args:
@@ -283,7 +291,13 @@ class RecordTrace(Trace[RecordTracer]):
                 raise Unrecordable(f"a parameter of '{primitive.name}' is a traced value")
         kept_params = {k: _snapshot(v) if type(v) is np.ndarray else v for k, v in params.items()}
         state = _STATE.get() if _STATE is not None else None
+        reached = self.reached
         ans = primitive.impl(*values, **params)
+        if self.reached != reached:
+            raise Unrecordable(
+                f"the implementation of '{primitive.name}' reads a value of the recording (a "
+                "function among its parameters closes over a traced value)"
+            )
         if primitive.name in VALUE_FREE or all(
             isinstance(o, Const) and o.kind != "external" for o in operands
         ):  # a value that depends on no input and no external array: folded into a constant
