@@ -80,15 +80,19 @@ class Trace(abc.ABC, Generic[TracerT]):
     ``transposing`` is set on the trace of a linear map being transposed (a custom rule run
     in the direction it was not written for, see ``compose._custom``): it says which rule,
     and any control flow on a value of this trace is refused (``refuse_concrete``).
+
+    ``frozen`` is set while the trace is frozen (``core._freeze``): it maps a tracer of this
+    trace to the value it stands for, which ``bind`` uses in its place.
     """
 
-    __slots__ = ("alive", "level", "name", "transposing")
+    __slots__ = ("alive", "frozen", "level", "name", "transposing")
 
     def __init__(self, level: int, name: str) -> None:
         self.level = level
         self.alive = True
         self.name = name
         self.transposing: Transposing | None = None
+        self.frozen: Callable[[Any], Any] | None = None
 
     @abc.abstractmethod
     def process_primitive(
@@ -110,7 +114,8 @@ class Trace(abc.ABC, Generic[TracerT]):
 
 
 def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[Any] | None:
-    """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced."""
+    """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced;
+    a frozen trace if an arg is a tracer of one (``bind`` then binds their values instead)."""
     top: Trace[Any] | None = None
     for arg in args:
         if isinstance(arg, Tracer):
@@ -118,6 +123,8 @@ def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[A
             if trace is top:
                 continue
             if not trace.alive:
+                if trace.frozen is not None:
+                    return trace
                 raise EscapedTracerError(primitive.name, trace.name)
             if top is None or trace.level > top.level:
                 top = trace
