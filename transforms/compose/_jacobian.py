@@ -581,12 +581,15 @@ def jacfwd(
     @functools.wraps(fun)
     def jacfwd_fun(*args: Any, **kwargs: Any) -> Any:
         nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacfwd")
-        check_input_dtypes(diff, nums, "jacfwd", holomorphic)
+        check_input_dtypes(diff, nums, "jacfwd", holomorphic, forward=True)
         partial = partial_of(fun, args, kwargs, nums)
         out, tangents, aux = _push_basis_forward(
             partial, diff, flat_in, in_tree, has_aux, chunk_size
         )
         flat_out = tree_flatten(out)[0]
+        if holomorphic:  # JAX: a holomorphic Jacobian has complex outputs
+            for leaf in flat_out:
+                check_output_dtype(leaf, "jacfwd", holomorphic)
         offsets = _offsets(flat_in)
 
         def block(j: int, i: int) -> Any:  # tangents[j]: (inputs, *out_j) -> (*out_j, *in_i)
@@ -1008,8 +1011,10 @@ def jacrev(
             partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree), loan=loan
         )
         flat_out = tree_flatten(out)[0]
-        if holomorphic:
-            for leaf in flat_out:
+        for leaf in flat_out:
+            if holomorphic or dtype_of(leaf).kind == "c":
+                # a complex output without holomorphic=True: a real cotangent per output
+                # element would keep only the real part's gradient (JAX's TypeError)
                 check_output_dtype(leaf, "jacrev", holomorphic)
         cotangents = _push_basis_reverse(pullback, flat_out, chunk_size)
         offsets = _offsets(flat_out) if len(flat_out) > 1 else None
@@ -1270,4 +1275,16 @@ def hessian(
                [ 0., 12.]])
     """
     inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)
-    return jacrev(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)
+    outer = jacrev(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)
+    if holomorphic:
+        return outer
+
+    @functools.wraps(fun)
+    def hessian_fun(*args: Any, **kwargs: Any) -> Any:
+        # JAX's hessian (jacfwd of jacrev) refuses complex inputs without holomorphic=True:
+        # so does this one, by its own name (its outer jacrev would see a complex gradient)
+        nums, diff, _, _ = _diff_args(args, argnums, "hessian")
+        check_input_dtypes(diff, nums, "hessian", holomorphic, forward=True)
+        return outer(*args, **kwargs)
+
+    return hessian_fun
