@@ -5,8 +5,11 @@ Each path computes the same kind of scalar function of ``x`` (shape (3,)) throug
 mechanism whose rules are the true derivative: ``custom_jvp``, ``custom_vjp`` (each also
 with a tuple output, and with a dict output of a pytree argument, one of whose leaves the
 path does not use), ``checkpoint``, a user primitive with a container argument,
-``custom_root`` and ``custom_linear_solve`` (the operator depending on ``x``), and rules
-with convergence loops (with one output and with a tuple output). Every (path, mode) pair
+``custom_root`` and ``custom_linear_solve`` (the operator depending on ``x``; and each with a
+solver that differentiates the function it solves, by ``jacfwd``), and rules with
+convergence loops (with one output and with a tuple output). The modes include every path
+that transposes a pullback (``linearize``, its nestings, ``hvp``) and ``vmap`` on either
+side of ``grad`` (over the values a solver's function closes over). Every (path, mode) pair
 is either exact (matches finite differences) or refused with the documented exception: the
 table ``REFUSED`` lists the refusals, so a new silent wrong number (or a refusal that
 disappears) fails here. Hypothesis draws the point.

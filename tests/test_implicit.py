@@ -313,3 +313,22 @@ def test_custom_linear_solve_vmap_over_the_operator_with_aux() -> None:
     x, residual = T.vmap(f)(np.array([0.5, 2.0]))
     assert_allclose(x, [f(0.5)[0], f(2.0)[0]], rtol=1e-14)
     assert np.shape(residual) == (2,) and np.all(np.asarray(residual) < 1e-14)
+
+
+def test_reverse_mode_refuses_a_matvec_that_branches_on_its_argument() -> None:
+    """Reverse mode transposes a constant matvec at zero: a branch on its argument would be
+    transposed at zero's side (here 2A, where the solve used A): refused, as JAX refuses to
+    transpose a non-linear function."""
+
+    def solve(matvec: Any, b: Any) -> Any:
+        return np.linalg.solve(np.stack([matvec(e) for e in np.eye(3)], axis=1), b)
+
+    def branching(v: Any) -> Any:
+        return M @ v if tnp.sum(v) > 0 else 2 * (M @ v)
+
+    def f(b: Any) -> Any:
+        return tnp.sum(T.custom_linear_solve(branching, b, solve, solve) * np.arange(3.0))
+
+    assert_allclose(f(np.ones(3)), np.linalg.solve(M, np.ones(3)) @ np.arange(3.0), rtol=1e-14)
+    with pytest.raises(T.ConcretizationTypeError, match="custom_linear_solve transposes matvec"):
+        T.grad(f)(np.ones(3))

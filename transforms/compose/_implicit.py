@@ -31,7 +31,7 @@ import numpy as np
 
 import transforms.numpy as tnp
 from transforms.batching import BatchTracer, defbatch
-from transforms.core import Primitive, Tracer, current_traces
+from transforms.core import Primitive, Tracer, Transposing, current_traces
 from transforms.forward import defjvp
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.reverse import defvjp
@@ -356,9 +356,19 @@ def _transposed(matvec: Callable[[Any], Any], zero: Any, name: str) -> Callable[
     """``w -> A^T w`` for a constant linear ``matvec`` (its pullback, made on first use)."""
     pullbacks: list[Any] = []
 
+    transposing = Transposing(
+        f"reverse mode of {name} transposes matvec",
+        "argument",
+        "write matvec as a linear map, with no branch or loop on its argument's values",
+    )
+
+    def linear(v: Any) -> Any:  # transposed at zero: exact only if it is linear
+        v._trace.transposing = transposing
+        return matvec(v)
+
     def vecmat(w: Any) -> Any:
         if not pullbacks:
-            pullbacks.append(vjp_flat(matvec, [zero], False, name)[1])
+            pullbacks.append(vjp_flat(linear, [zero], False, name)[1])
         return pullbacks[0](np.asarray(w, dtype=zero.dtype))[0]
 
     return vecmat
