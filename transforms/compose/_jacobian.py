@@ -992,8 +992,22 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
+    return _jacrev(fun, argnums, has_aux, holomorphic, chunk_size, "jacrev", forward=False)
 
-    check_callable(fun, "jacrev")
+
+def _jacrev(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    holomorphic: bool,
+    chunk_size: int | None,
+    name: str,
+    forward: bool,
+) -> Callable[..., Any]:
+    """``jacrev``, named ``name`` in its errors; ``forward``: refuse complex inputs without
+    ``holomorphic`` as a forward-basis Jacobian does (``hessian``'s outer Jacobian, JAX's
+    ``jacfwd``)."""
+    check_callable(fun, name)
 
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:
@@ -1004,18 +1018,18 @@ def jacrev(
             return loan.settle(jacobian(args, kwargs, loan))
 
     def jacobian(args: tuple[Any, ...], kwargs: dict[str, Any], loan: Loan | None) -> Any:
-        nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacrev")
-        check_input_dtypes(diff, nums, "jacrev", holomorphic)
+        nums, diff, flat_in, in_tree = _diff_args(args, argnums, name)
+        check_input_dtypes(diff, nums, name, holomorphic, forward)
         partial = partial_of(fun, args, kwargs, nums)
         out, pullback, aux = vjp_flat(
-            partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree), loan=loan
+            partial, diff, has_aux, name, flat=(flat_in, in_tree), loan=loan
         )
         flat_out = tree_flatten(out)[0]
         for leaf in flat_out:
             if holomorphic or dtype_of(leaf).kind == "c":
                 # a complex output without holomorphic=True: a real cotangent per output
                 # element would keep only the real part's gradient (JAX's TypeError)
-                check_output_dtype(leaf, "jacrev", holomorphic)
+                check_output_dtype(leaf, name, holomorphic)
         cotangents = _push_basis_reverse(pullback, flat_out, chunk_size)
         offsets = _offsets(flat_out) if len(flat_out) > 1 else None
 
@@ -1275,16 +1289,6 @@ def hessian(
                [ 0., 12.]])
     """
     inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)
-    outer = jacrev(inner, argnums, has_aux, holomorphic, chunk_size=chunk_size)
-    if holomorphic:
-        return outer
-
-    @functools.wraps(fun)
-    def hessian_fun(*args: Any, **kwargs: Any) -> Any:
-        # JAX's hessian (jacfwd of jacrev) refuses complex inputs without holomorphic=True:
-        # so does this one, by its own name (its outer jacrev would see a complex gradient)
-        nums, diff, _, _ = _diff_args(args, argnums, "hessian")
-        check_input_dtypes(diff, nums, "hessian", holomorphic, forward=True)
-        return outer(*args, **kwargs)
-
-    return hessian_fun
+    # JAX's hessian (jacfwd of jacrev) refuses complex inputs without holomorphic=True: so
+    # does this one, by its own name (the outer Jacobian would see a complex gradient)
+    return _jacrev(inner, argnums, has_aux, holomorphic, chunk_size, "hessian", forward=True)
