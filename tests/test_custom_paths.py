@@ -6,11 +6,14 @@ mechanism whose rules are the true derivative: ``custom_jvp``, ``custom_vjp`` (e
 with a tuple output, and with a dict output of a pytree argument, one of whose leaves the
 path does not use), ``checkpoint`` (also of a function closing over ``x``, reading it with
 its argument and alone), a user primitive with a container argument, ``custom_root`` and
-``custom_linear_solve`` (the operator depending on ``x``), and rules with convergence loops
-(with one output and with a tuple output). Every (path, mode) pair is either exact (matches
-finite differences) or refused with the documented exception: the table ``REFUSED`` lists
-the refusals, so a new silent wrong number (or a refusal that disappears) fails here.
-Hypothesis draws the point.
+``custom_linear_solve`` (the operator depending on ``x``; and each with a solver that
+differentiates the function it solves, by ``jacfwd``), and rules with convergence loops
+(with one output and with a tuple output). The modes include every path that transposes a
+pullback (``linearize``, its nestings, ``hvp``) and ``vmap`` on either side of ``grad``
+(over the values a solver's function closes over). Every (path, mode) pair is either exact
+(matches finite differences) or refused with the documented exception: the table
+``REFUSED`` lists the refusals, so a new silent wrong number (or a refusal that disappears)
+fails here. Hypothesis draws the point.
 """
 
 from __future__ import annotations
@@ -110,6 +113,47 @@ def _linear_path(x: Any) -> Any:
     return tnp.sum(W * r + r**2)
 
 
+def _far(w: Any, target: Any) -> Any:
+    """The convergence test of the loops below: relative to the target, so that halving
+    ``w - target`` always ends (an absolute 1e-15 can stay one rounding step away)."""
+    return tnp.max(tnp.abs(w - target)) > 1e-15 * (1.0 + tnp.max(tnp.abs(target)))
+
+
+def _newton(f: Any, r: Any) -> Any:
+    """Newton's method with ``f``'s Jacobian by ``jacfwd``: a solver that differentiates the
+    function it solves (which closes over the path's traced ``x``)."""
+    for _ in range(50):
+        fr = f(r)
+        if np.max(np.abs(fr)) < 1e-14:
+            break
+        r = r - tnp.linalg.solve(T.jacfwd(f)(r), fr)
+    return r
+
+
+def _dense_solve(g: Any, y: Any) -> Any:
+    """A linear map's solve by its matrix, built by ``jacfwd`` of the map."""
+    return tnp.linalg.solve(T.jacfwd(g)(y), y)
+
+
+def _newton_root_path(x: Any) -> Any:
+    # r + 0.2 tanh(M r) = x sin(x) + 0.1 sum(x): a coupled system
+    r = T.custom_root(
+        lambda r: r + 0.2 * tnp.tanh(M @ r) - x * tnp.sin(x) - 0.1 * tnp.sum(x),
+        tnp.zeros_like(x),
+        _newton,
+        _dense_solve,
+    )
+    return tnp.sum(W * r + r**2)
+
+
+def _dense_linear_path(x: Any) -> Any:
+    def solve(matvec: Any, b: Any) -> Any:  # the matrix by jacfwd of matvec, inside solve
+        return tnp.linalg.solve(T.jacfwd(matvec)(b), b)
+
+    r = T.custom_linear_solve(lambda v: M @ v + tnp.cos(x) * v, x**2, solve, solve)
+    return tnp.sum(W * r + r**2)
+
+
 @T.custom_vjp
 def _looping_vjp(x: Any) -> Any:
     return tnp.sin(x) * x
@@ -118,7 +162,7 @@ def _looping_vjp(x: Any) -> Any:
 def _looping_bwd(x: Any, ct: Any) -> tuple[Any]:
     g = tnp.cos(x) * x + tnp.sin(x)
     w = ct
-    while tnp.max(tnp.abs(w - ct * g)) > 1e-15:  # a convergence loop on the cotangent
+    while _far(w, ct * g):  # a convergence loop on the cotangent
         w = 0.5 * (w + ct * g)
     return (w,)
 
@@ -135,7 +179,7 @@ def _converged_tangent(x: Any, t: Any) -> Any:
     """``(sin(x) x)' t`` reached by a convergence loop on the tangent (control flow on it)."""
     g = tnp.cos(x) * x + tnp.sin(x)
     u = t
-    while tnp.max(tnp.abs(u - g * t)) > 1e-15:
+    while _far(u, g * t):
         u = 0.5 * (u + g * t)
     return u
 
@@ -228,7 +272,7 @@ def _looping_vjp_tuple(x: Any) -> Any:
 def _looping_tuple_bwd(x: Any, ct: Any) -> tuple[Any]:
     target = ct[0] * (tnp.cos(x) * x + tnp.sin(x)) + ct[1] * 2 * x
     w = ct[0]
-    while tnp.max(tnp.abs(w - target)) > 1e-15:  # a convergence loop on the cotangent
+    while _far(w, target):  # a convergence loop on the cotangent
         w = 0.5 * (w + target)
     return (w,)
 
@@ -262,6 +306,8 @@ PATHS: dict[str, Callable[[Any], Any]] = {
     ),
     "custom_root": _root_path,
     "custom_linear_solve": _linear_path,
+    "custom_root with Newton by jacfwd in its solve": _newton_root_path,
+    "custom_linear_solve with jacfwd in its solve": _dense_linear_path,
     "custom_vjp with a loop in bwd": lambda x: tnp.sum(W * _looping_vjp(x) + _looping_vjp(x) ** 2),
     "custom_jvp with a loop in its rule": lambda x: tnp.sum(
         W * _looping_jvp(x) + _looping_jvp(x) ** 2
@@ -287,17 +333,32 @@ MODES: dict[str, Callable[[Any, Any], Any]] = {  # each returns a gradient or a 
     "jacfwd": lambda f, x: T.jacfwd(f)(x),
     "jacrev": lambda f, x: T.jacrev(f)(x),
     "vmap of grad": lambda f, x: T.vmap(T.grad(f))(np.stack([x, x]))[1],
+    "grad of vmap": lambda f, x: T.grad(lambda y: tnp.sum(T.vmap(f)(tnp.stack([y, y]))) / 2)(x),
     "hessian": lambda f, x: T.hessian(f)(x),
     "jacfwd of grad": lambda f, x: T.jacfwd(T.grad(f))(x),
     "grad of grad": lambda f, x: _grad_of_grad(f)(x),  # H @ V
+    # the paths that transpose a pullback: linearize's map, and its nestings
+    "linearize": lambda f, x: np.stack([T.linearize(f, x)[1](e) for e in np.eye(3)]),
+    "vmap of linearize": lambda f, x: T.vmap(T.linearize(f, x)[1])(np.eye(3)),
+    "linearize of grad": lambda f, x: T.linearize(T.grad(f), x)[1](V),  # H @ V
+    "grad of linearize": lambda f, x: T.grad(lambda y: T.linearize(f, y)[1](V))(x),  # H @ V
+    "hvp": lambda f, x: T.hvp(f, (x,), (V,))[1][0],  # H @ V
 }
 SECOND_ORDER = {"hessian", "jacfwd of grad"}
+HESSIAN_TIMES_V = {"grad of grad", "linearize of grad", "grad of linearize", "hvp"}
 
 # (path, mode) -> the exception: the refusals, each documented in docs/custom-rules.md
 _LOOPING_VJP = ("custom_vjp with a loop in bwd", "custom_vjp with a tuple output and a loop in bwd")
 _LOOPING_JVP = (
     "custom_jvp with a loop in its rule",
     "custom_jvp with a tuple output and a loop in its rule",
+)
+_TRANSPOSING_MODES = (
+    "linearize",
+    "vmap of linearize",
+    "linearize of grad",
+    "grad of linearize",
+    "hvp",
 )
 REFUSED: dict[tuple[str, str], type[Exception]] = {
     **{
@@ -308,16 +369,27 @@ REFUSED: dict[tuple[str, str], type[Exception]] = {
     **{
         (p, m): T.TracerBoolConversionError
         for p in _LOOPING_VJP
-        for m in ("vmap of grad", "hessian")
+        for m in ("vmap of grad", "grad of vmap", "hessian")
     },
     **{
         (p, m): T.ConcretizationTypeError
         for p in _LOOPING_JVP
-        for m in ("grad", "jacrev", "vmap of grad", "hessian", "jacfwd of grad", "grad of grad")
+        for m in (
+            "grad",
+            "jacrev",
+            "vmap of grad",
+            "grad of vmap",
+            "hessian",
+            "jacfwd of grad",
+            "grad of grad",
+        )
     },
     **{(p, "jacfwd"): T.TracerBoolConversionError for p in _LOOPING_JVP},
-    ("custom_root", "vmap of grad"): NotImplementedError,
-    ("custom_linear_solve", "vmap of grad"): NotImplementedError,
+    **{  # linearize transposes the whole pullback, bwd rules included (issue 31)
+        (p, m): T.ConcretizationTypeError
+        for p in _LOOPING_VJP + _LOOPING_JVP
+        for m in _TRANSPOSING_MODES
+    },
 }
 
 
@@ -359,7 +431,7 @@ def test_custom_path_is_exact_or_refused(path: str, mode: str, x: np.ndarray) ->
     got = np.asarray(MODES[mode](f, x))
     if mode in SECOND_ORDER:
         np.testing.assert_allclose(got, _fd_hessian(f, x), rtol=1e-5, atol=1e-5)
-    elif mode == "grad of grad":
+    elif mode in HESSIAN_TIMES_V:
         np.testing.assert_allclose(got, _fd_hessian(f, x) @ V, rtol=1e-5, atol=1e-5)
     else:
         np.testing.assert_allclose(got, _fd_gradient(f, x), rtol=1e-7, atol=1e-8)

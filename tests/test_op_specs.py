@@ -10,7 +10,9 @@
 4. ``transforms.check_grads`` (library code itself, so only one check among the others);
 5. every pullback the reverse interpreter records returns a cotangent of its operand's dtype
    (a complex cotangent for a real operand would silently leak into a derivative), in
-   reverse mode, reverse over forward and reverse over reverse.
+   reverse mode, reverse over forward and reverse over reverse;
+6. ``linearize`` (the pullback transposed, with control flow on the cotangent refused)
+   equals ``jvp``.
 
 The finite-difference oracle evaluates the row's function on plain NumPy arrays, where
 ``transforms.numpy`` falls through to NumPy itself. Tolerances are relative to the size of
@@ -287,3 +289,20 @@ def test_pullbacks_return_cotangents_of_their_operands_dtype(
         T.vjp(lambda *v: T.jvp(case.f, v, ts)[1], *xs)[1](w)
         T.vjp(lambda *v: T.vjp(case.f, *v)[1](w), *xs)[1](ts)
         T.vjp(case.f, *xs32)[1](w.astype(out32.dtype))
+
+
+# ---- 6. linearize: every pullback is linear in its cotangent, with no control flow on it ----
+@specs
+@settings(max_examples=3)
+@given(data=st.data())
+def test_linearize_matches_jvp(spec: OpSpec, data: st.DataObject) -> None:
+    """``linearize`` transposes the recorded pullback with its trace marked ``transposing``,
+    which refuses any read of a cotangent's values (a user's bwd looping on it would be
+    transposed at one iteration count): no built-in rule may read one, so each row's
+    linearized map runs and equals its ``jvp``."""
+    case, rng = _draw(data, spec)
+    ts = tuple(uniform_like(rng, x) for x in case.args)
+    _, expected = T.jvp(case.f, case.args, ts)
+    _, f_jvp = T.linearize(case.f, *case.args)
+    rtol = spec.rtol * MODE_RTOL_FACTOR  # the two modes differ by rounding only
+    _assert_close(f_jvp(*ts), expected, rtol, rtol, "linearize vs jvp")

@@ -155,3 +155,24 @@ def test_pytree_arguments() -> None:
     exact = sum(float(np.sum(grads[k] * direction[k])) for k in params)
     np.testing.assert_allclose(exact, (plus - minus) / (2 * h), rtol=1e-6)
     np.testing.assert_allclose(T.jvp(loss, (params,), (direction,))[1], exact, rtol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_and_derivatives_keep_y0s_dtype(dtype: type) -> None:
+    """Issue 31: a float32 y0 gave float64 values (its derivatives were float32 already)."""
+
+    def f(y: Any, t: Any, k: Any) -> Any:
+        return -k * y
+
+    y0 = Y0.astype(dtype)
+    k = dtype(0.7)
+    values = odeint(f, y0, TIMES, k)
+    assert values.dtype == dtype
+    np.testing.assert_allclose(values, si.odeint(f, Y0, TIMES, args=(0.7,)).astype(dtype))
+    traced, tangent = T.jvp(lambda y: odeint(f, y, TIMES, k), (y0,), (y0,))
+    assert traced.dtype == tangent.dtype == dtype
+    grads = T.grad(lambda y, k: tnp.sum(odeint(f, y, TIMES, k)), argnums=(0, 1))(y0, k)
+    assert [g.dtype for g in grads] == [dtype, dtype]
+    exact = np.exp(-0.7 * TIMES)  # y(t) = y0 exp(-k t)
+    np.testing.assert_allclose(grads[0], np.full(2, exact.sum()), rtol=1e-4)
+    np.testing.assert_allclose(grads[1], -np.sum(TIMES * exact) * Y0.sum(), rtol=1e-4)

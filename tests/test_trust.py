@@ -409,9 +409,8 @@ def test_custom_root_closed_form_sqrt_and_vmap_of_derivatives() -> None:
     assert_allclose(T.jacrev(sqrt)(a), np.diag(0.5 / np.sqrt(a)), rtol=TOL, atol=1e-14)
     h = T.hessian(lambda a: tnp.sum(sqrt(a)))(a)
     assert_allclose(h, np.diag(-0.25 * a**-1.5), rtol=TOL, atol=1e-14)
-    # vmap over the values f closes over: refused clearly (the solver runs per example)
-    with pytest.raises(NotImplementedError, match=r"custom_root: .* batched by vmap"):
-        T.vmap(sqrt)(a)
+    # vmap over the values f closes over: the solver runs per example (issue 33)
+    assert_allclose(T.vmap(sqrt)(a), np.sqrt(a), rtol=1e-14)
 
 
 def test_custom_root_has_aux() -> None:

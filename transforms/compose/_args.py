@@ -197,10 +197,19 @@ def check_differentiable(x: Any, transform: str, where: str) -> None:
 
 
 def check_input_dtypes(
-    primals: Sequence[Any], positions: Sequence[int], transform: str, holomorphic: bool
+    primals: Sequence[Any],
+    positions: Sequence[int],
+    transform: str,
+    holomorphic: bool,
+    forward: bool = False,
 ) -> None:
-    """``holomorphic=True`` needs complex inputs (JAX's contract)."""
+    """``holomorphic=True`` needs complex inputs (JAX's contract). A ``forward`` Jacobian
+    (one tangent per real basis direction: jacfwd, hessian) of complex inputs needs it too:
+    without it, each complex input's imaginary direction would be dropped, silently, and
+    the result would disagree with jacrev's (JAX's TypeError)."""
     if not holomorphic:
+        if forward:
+            _refuse_complex_inputs(primals, positions, transform)
         return
     for pos, p in zip(positions, primals, strict=True):
         for leaf in tree_flatten(p)[0]:
@@ -208,6 +217,23 @@ def check_input_dtypes(
                 raise TypeError(
                     f"{transform}(holomorphic=True) requires complex inputs, but argument "
                     f"{pos} has dtype {dtype_of(leaf)}; convert it with x.astype(complex)"
+                )
+
+
+def _refuse_complex_inputs(
+    primals: Sequence[Any], positions: Sequence[int], transform: str
+) -> None:
+    for pos, p in zip(positions, primals, strict=True):
+        for leaf in tree_flatten(p)[0]:
+            dtype = dtype_of(leaf)
+            if dtype.kind == "c":
+                raise TypeError(
+                    f"{transform} requires real inputs unless holomorphic=True, but argument "
+                    f"{pos} has dtype {dtype}: its Jacobian pushes one tangent per real "
+                    "direction and would drop each complex input's imaginary direction. Fix: "
+                    f"{transform}(..., holomorphic=True) for a holomorphic function; otherwise "
+                    "pass the real and imaginary parts as separate real inputs, or use jvp "
+                    "(or jacrev, for a real output) directly"
                 )
 
 

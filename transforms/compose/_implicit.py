@@ -5,7 +5,10 @@ The user's solvers run on plain arrays only (their convergence loops are never t
 the derivatives come from the implicit function theorem, exact in every mode and nesting:
 
 - ``solve`` finds ``x_c`` with ``f(x_c) = r_c`` (``r_c`` its residual, ~0) on the concrete
-  values of everything ``f`` closes over;
+  values of everything ``f`` closes over: every live transform is frozen while it runs
+  (``_solver_view``), so a solver that differentiates ``f`` itself (Newton's method with
+  ``grad(f)`` or ``jacfwd(f)``) gets ``f``'s real derivatives; under ``vmap`` over those
+  values (or the guess) it runs once per example;
 - ``x_{n+1} = x_n - S(f(x_n) - r_c)``, from ``x_0 = x_c``, where ``S`` is the inverse of
   ``f``'s Jacobian at ``x_c`` (``tangent_solve`` on plain arrays), applied by one linear
   primitive whose operator is constant. The values never move (``f(x_c) - r_c`` is zero), and
@@ -15,7 +18,8 @@ the derivatives come from the implicit function theorem, exact in every mode and
   gives every derivative exactly: ``grad`` takes one step, ``hessian`` a few.
 
 The linear primitive is linear in its operand: its JVP is itself, its VJP the transposed
-solve, its batching a loop over the examples (the user's solver need not batch).
+solve, its batching a loop over the examples (the user's solver need not batch), each with
+its own operator when the operator (a matrix operand) is batched.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 
 import transforms.numpy as tnp
 from transforms.batching import BatchTracer, defbatch
-from transforms.core import Primitive, Tracer, concrete, current_traces
+from transforms.core import Primitive, Tracer, Transposing, current_traces
 from transforms.forward import defjvp
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.reverse import defvjp
@@ -35,103 +39,110 @@ from transforms.sparsity import defsparsity, dense_linear_rule
 from transforms.taylor import JetTrace
 
 from ._core_transforms import jvp_flat, vjp_flat
+from ._solver_view import SolverView, plain
 
 __all__ = ["custom_root", "custom_linear_solve"]
 
-Solve = Callable[[Any], Any]
+LinearMap = Callable[[Any], Any]
+Solve = Callable[[LinearMap, Any], Any]  # a user's solve(linear_map, y) -> x
 
 
-def _apply(y: Any, *, solve: Solve, transpose: Solve | None, name: str) -> Any:
-    return np.asarray(solve(y), dtype=np.result_type(y))
+def _dense_maps(matrix: Any, shape: tuple[int, ...]) -> tuple[LinearMap, LinearMap]:
+    """``v -> M v`` and ``w -> M^T w`` on arrays of ``shape`` (the operator is square)."""
+
+    def forward(v: Any) -> Any:
+        return (matrix @ np.ravel(v)).reshape(shape)
+
+    def transposed(w: Any) -> Any:
+        return (matrix.T @ np.ravel(w)).reshape(shape)
+
+    return forward, transposed
 
 
+def _apply(
+    y: Any,
+    *matrix: Any,
+    solve: Solve,
+    transpose: Solve | None,
+    operator: tuple[LinearMap, LinearMap] | None,
+    transposed: bool,
+    name: str,
+) -> Any:
+    maps = operator if operator is not None else _dense_maps(matrix[0], np.shape(y))
+    return np.asarray(solve(maps[1] if transposed else maps[0], y), dtype=np.result_type(y))
+
+
+# The linear solve ``y -> A^{-1} y`` by the user's ``solve`` (``A^{-T}`` by ``transpose`` when
+# ``transposed``): ``A`` is ``operator``, a constant pair of maps (A, A^T), or else the dense
+# matrix given as the second operand, which is never differentiated (a constant of every
+# derivative) but may be batched: one operator per example.
 implicit_solve_p = Primitive("implicit_linear_solve", _apply)
 
 
-def _solve_jvp(
-    t: Any, ans: Any, y: Any, *, solve: Solve, transpose: Solve | None, name: str
+def _solve_jvp(t: Any, ans: Any, y: Any, *matrix: Any, **params: Any) -> Any:
+    return implicit_solve_p.bind(t, *matrix, **params)
+
+
+def _solve_vjp(
+    ans: Any,
+    y: Any,
+    *matrix: Any,
+    solve: Solve,
+    transpose: Solve | None,
+    transposed: bool,
+    **params: Any,
 ) -> Any:
-    return implicit_solve_p.bind(t, solve=solve, transpose=transpose, name=name)
-
-
-def _solve_vjp(ans: Any, y: Any, *, solve: Solve, transpose: Solve | None, name: str) -> Any:
     if transpose is None:
         raise TypeError(
-            f"{name}: reverse mode (grad, vjp, jacrev, hessian) needs the transposed solve: "
-            "pass transpose_solve=, or symmetric=True if the operator is symmetric"
+            f"{params['name']}: reverse mode (grad, vjp, jacrev, hessian) needs the transposed "
+            "solve: pass transpose_solve=, or symmetric=True if the operator is symmetric"
         )
-    return lambda ct: implicit_solve_p.bind(ct, solve=transpose, transpose=solve, name=name)
+    return lambda ct: implicit_solve_p.bind(
+        ct, *matrix, solve=transpose, transpose=solve, transposed=not transposed, **params
+    )
 
 
-def _solve_batch(
-    values: Any, dims: Any, *, solve: Solve, transpose: Solve | None, name: str
-) -> tuple[Any, int]:
+def _solve_batch(values: Any, dims: Any, **params: Any) -> tuple[Any, int]:
     # One solve per example: the user's solver runs on unbatched plain arrays only.
-    (y,), (d,) = values, dims
-    count = tnp.shape(y)[d]
+    pairs = list(zip(values, dims, strict=True))
+    count = next(shape_of(v)[d] for v, d in pairs if d is not None)
     parts = [
-        implicit_solve_p.bind(tnp.take(y, i, axis=d), solve=solve, transpose=transpose, name=name)
+        implicit_solve_p.bind(
+            *(v if d is None else tnp.take(v, i, axis=d) for v, d in pairs), **params
+        )
         for i in range(count)
     ]
     return tnp.stack(parts), 0
 
 
-defjvp(implicit_solve_p, _solve_jvp)
-defvjp(implicit_solve_p, _solve_vjp)
+defjvp(implicit_solve_p, _solve_jvp, None)
+defvjp(implicit_solve_p, _solve_vjp, None)
 defbatch(implicit_solve_p, _solve_batch)
 defsparsity(implicit_solve_p, dense_linear_rule)  # the operator is known only as a solve
 
 
-def _batched(value: Any) -> bool:
-    """Whether ``value`` is batched by a ``vmap`` at some level of its tracers."""
-    level = value
-    while isinstance(level, Tracer):
-        if isinstance(level, BatchTracer):
-            return True
-        level = level.primal
-    return False
-
-
-def _plain(value: Any, name: str, what: str) -> Any:
-    """The concrete value of ``value``, refusing a batched one (the solver runs unbatched)."""
-    if _batched(value):
-        raise NotImplementedError(
-            f"{name}: {what} depends on a value batched by vmap, and the solver runs on "
-            "one example at a time: vmap over the values the function closes over is not "
-            "supported yet (vmap of its derivatives, jacfwd, jacrev and hessian are); "
-            "loop over the examples instead"
-        )
-    return np.asarray(concrete(value))
-
-
-def _refine(
-    residual: Callable[[Any], Any], x_c: Any, r_c: Any, inverse: Callable[[Any], Any]
-) -> Any:
+def _refine(residual: LinearMap, x_c: Any, r_c: Any, inverse: LinearMap) -> Any:
     """The chord steps ``x <- x - S(residual(x) - r_c)``, one per live trace (see the module's
     docstring): exact derivatives at every order, the value ``x_c`` unchanged. Each step
-    makes one more order exact, so a ``jet`` trace of order ``K`` takes ``K`` steps."""
+    makes one more order exact, so a ``jet`` trace of order ``K`` takes ``K`` steps. (A trace
+    frozen by an enclosing solver is not live: its values are constants here.)"""
     x: Any = x_c
-    steps = sum(t.order if isinstance(t, JetTrace) else 1 for t in current_traces())
+    steps = sum(t.order if isinstance(t, JetTrace) else 1 for t in current_traces() if t.alive)
     for _ in range(steps):
         x = x - inverse(residual(x) - r_c)
     return x
 
 
-def _operators(
-    linear: Callable[[Any], Any], x: Any, y: Any
-) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
-    """``v -> M v`` and ``w -> M^T w`` for the linear map ``linear`` from ``x``'s shape to
-    ``y``'s, by its dense matrix ``M`` (one application per column)."""
+def _tangent_map(f: LinearMap, x: Any, name: str) -> LinearMap:
+    """``v -> f'(x) v``."""
+    return lambda v: jvp_flat(f, [x], [v], False, name)[1]
+
+
+def _matrix(linear: LinearMap, x: Any) -> Any:
+    """The dense matrix of the linear map ``linear`` on arrays like ``x`` (one application
+    per column), in the solver's view."""
     basis = np.eye(x.size, dtype=x.dtype)
-    matrix = np.stack([np.ravel(linear(e.reshape(x.shape))) for e in basis], axis=1)
-
-    def forward(v: Any) -> Any:
-        return (matrix @ np.ravel(v)).reshape(y.shape)
-
-    def transposed(w: Any) -> Any:
-        return (matrix.T @ np.ravel(w)).reshape(x.shape)
-
-    return forward, transposed
+    return np.stack([np.ravel(plain(linear(e.reshape(x.shape)))) for e in basis], axis=1)
 
 
 def custom_root(
@@ -149,7 +160,9 @@ def custom_root(
             differentiated: the root's derivatives with respect to them are exact.
         initial_guess: where ``solve`` starts (not differentiated).
         solve: ``solve(f, initial_guess) -> root`` (or ``(root, aux)`` with ``has_aux``).
-            Runs on plain arrays: loops and convergence tests are free.
+            Runs on plain arrays: loops and convergence tests are free, and derivatives of
+            ``f`` taken inside (``T.grad(f)``, ``T.jacfwd(f)`` for Newton's method) are the
+            real ones. Under ``vmap`` it runs once per example.
         tangent_solve: ``tangent_solve(g, y) -> x`` solving the linear ``g(x) = y``, where
             ``g`` is ``f``'s Jacobian at the root (``lambda g, y: y / g(1.0)`` for scalars,
             ``tnp.linalg.solve(T.jacfwd(g)(y), y)`` for a small system).
@@ -171,33 +184,35 @@ def custom_root(
         array(0.25)
     """
     name = "custom_root"
-    guess = _plain(initial_guess, name, "initial_guess")
-    _plain(f(guess), name, "f")  # refuse batched closures before solving
-
-    def f_plain(x: Any) -> Any:
-        return _plain(f(x), name, "f")
-
-    found = solve(f_plain, guess)
-    root, aux = found if has_aux else (found, None)
-    x_c = np.asarray(root, dtype=np.result_type(guess, root))
-    r_c = f_plain(x_c)
-
-    # f's Jacobian at the root on the concrete closed-over values, as a matrix: the solves
-    # may run in a backward pass, when the traced values f closes over are gone.
-    jacobian, jacobian_t = _operators(
-        lambda v: _plain(jvp_flat(f, [x_c], [v], False, name)[1], name, "f"), x_c, r_c
-    )
+    view = SolverView(name, [initial_guess, f(initial_guess)])
+    roots, residuals, jacobians, auxes = [], [], [], []
+    for example in view:
+        with example:  # f computes on the values it closes over; derivatives in solve are real
+            guess = plain(initial_guess)
+            found = solve(f, guess)
+            root, aux = found if has_aux else (found, None)
+            x_c = np.asarray(plain(root), dtype=np.result_type(guess, plain(root)))
+            roots.append(x_c)
+            residuals.append(plain(f(x_c)))
+            # f's Jacobian at the root, as a matrix: the solves may run in a backward pass,
+            # when the traced values f closes over are gone
+            jacobians.append(_matrix(_tangent_map(f, x_c, name), x_c))
+            auxes.append(aux)
+    jacobian = view.stack(jacobians)
 
     def inverse(y: Any) -> Any:
         return implicit_solve_p.bind(
             y,
-            solve=lambda y: tangent_solve(jacobian, y),
-            transpose=lambda ct: tangent_solve(jacobian_t, ct),
+            jacobian,
+            solve=tangent_solve,
+            transpose=tangent_solve,
+            operator=None,
+            transposed=False,
             name=name,
         )
 
-    x = _refine(f, x_c, r_c, inverse)
-    return (x, aux) if has_aux else x
+    x = _refine(f, view.stack(roots), view.stack(residuals), inverse)
+    return (x, view.stack_tree(auxes)) if has_aux else x
 
 
 def custom_linear_solve(
@@ -215,10 +230,10 @@ def custom_linear_solve(
         matvec: the linear operator ``x -> A x``; it may close over values being
             differentiated (derivatives with respect to ``A`` are exact, as with respect to
             ``b``).
-        b: the right-hand side (differentiable; batched under ``vmap`` when ``matvec`` is
-            constant).
+        b: the right-hand side (differentiable).
         solve: ``solve(matvec, b) -> x`` (or ``(x, aux)`` with ``has_aux``), on plain arrays:
-            an iterative solver's loop is never traced.
+            an iterative solver's loop is never traced. Under ``vmap`` (over ``b`` or what
+            ``matvec`` closes over) it runs once per example.
         transpose_solve: ``transpose_solve(vecmat, b) -> x`` for the transposed operator,
             needed by reverse mode (grad, vjp, jacrev, hessian).
         symmetric: the operator is symmetric: ``solve`` serves as ``transpose_solve``.
@@ -240,61 +255,120 @@ def custom_linear_solve(
         True
     """
     name = "custom_linear_solve"
-    if has_aux and _batched(b):
-        # the solver runs once per example: one aux per example, which cannot be stacked
-        raise NotImplementedError(
-            f"{name}: has_aux=True under vmap over b is not supported (the solver runs on one "
-            "example at a time, and its aux cannot be batched): return the aux from outside "
-            "vmap, or loop over the examples"
-        )
     if symmetric and transpose_solve is None:
         transpose_solve = solve
     zero = np.zeros(shape_of(b), dtype=dtype_of(b))
-    operator_traced = isinstance(matvec(zero), Tracer)
-    if operator_traced:
-        # matvec closes over traced values: the solves may run in a backward pass, when they
-        # are gone, so the operator is applied by its concrete matrix
-        apply, apply_t = _operators(lambda v: _plain(matvec(v), name, "matvec"), zero, zero)
-    else:
-        apply, apply_t = matvec, _transposed(matvec, zero, name)
+    at_zero = matvec(zero)
+    if not isinstance(at_zero, Tracer):  # only b carries derivatives (and batching)
+        return _constant_operator_solve(matvec, b, zero, solve, transpose_solve, has_aux)
+
+    # matvec closes over traced values: per example, the operator is applied by its matrix
+    # (the solves may run in a backward pass, when the traced values are gone)
+    def without_aux(user_solve: Solve) -> Solve:
+        return lambda linear, y: user_solve(linear, y)[0]
+
+    view = SolverView(name, [b, at_zero])
+    solutions, residuals, matrices, auxes = [], [], [], []
+    for example in view:
+        with example:
+            matrix = _matrix(matvec, zero)
+            apply = _dense_maps(matrix, zero.shape)[0]
+            b_c = plain(b)
+            found = solve(apply, b_c)
+            x_c, aux = found if has_aux else (found, None)
+            x_c = np.asarray(plain(x_c), dtype=zero.dtype)
+            solutions.append(x_c)
+            residuals.append(apply(x_c) - b_c)
+            matrices.append(matrix)
+            auxes.append(aux)
+    operator = view.stack(matrices)
+
+    def inverse(y: Any) -> Any:
+        return implicit_solve_p.bind(
+            y,
+            operator,
+            solve=without_aux(solve) if has_aux else solve,
+            transpose=without_aux(transpose_solve)
+            if has_aux and transpose_solve is not None
+            else transpose_solve,
+            operator=None,
+            transposed=False,
+            name=name,
+        )
+
+    x = _refine(lambda x: matvec(x) - b, view.stack(solutions), view.stack(residuals), inverse)
+    return (x, view.stack_tree(auxes)) if has_aux else x
+
+
+def _constant_operator_solve(
+    matvec: LinearMap,
+    b: Any,
+    zero: Any,
+    solve: Solve,
+    transpose_solve: Solve | None,
+    has_aux: bool,
+) -> Any:
+    """``custom_linear_solve`` with a constant ``matvec``: one linear primitive of ``b``,
+    whose solves use ``matvec`` itself (its transpose by its pullback)."""
+    name = "custom_linear_solve"
+    if has_aux and _batched(b):
+        # the solver runs once per example, inside the primitive: its aux cannot be batched
+        raise NotImplementedError(
+            f"{name}: has_aux=True under vmap over b is not supported when the operator is "
+            "constant (the solver runs on one example at a time, and its aux cannot be "
+            "batched): return the aux from outside vmap, or loop over the examples"
+        )
     aux: list[Any] = []
 
-    def solve_plain(y: Any) -> Any:
-        found = solve(apply, y)
+    def solve_recording(linear: LinearMap, y: Any) -> Any:
+        found = solve(linear, y)
         if has_aux:
             aux.append(found[1])
             return found[0]
         return found
 
-    def transposed(ct: Any) -> Any:
+    def transposed(linear: LinearMap, ct: Any) -> Any:
         assert transpose_solve is not None
-        found = transpose_solve(apply_t, ct)
+        found = transpose_solve(linear, ct)
         return found[0] if has_aux else found  # JAX: both solves return (x, aux)
 
-    def inverse(y: Any) -> Any:
-        return implicit_solve_p.bind(
-            y,
-            solve=solve_plain,
-            transpose=None if transpose_solve is None else transposed,
-            name=name,
-        )
-
-    if not operator_traced:  # only b carries derivatives (and batching): one linear solve
-        x = inverse(b)
-    else:
-        b_c = _plain(b, name, "b")
-        x_c = np.asarray(solve_plain(b_c), dtype=zero.dtype)
-        x = _refine(lambda x: matvec(x) - b, x_c, apply(x_c) - b_c, inverse)
+    x = implicit_solve_p.bind(
+        b,
+        solve=solve_recording,
+        transpose=None if transpose_solve is None else transposed,
+        operator=(matvec, _transposed(matvec, zero, name)),
+        transposed=False,
+        name=name,
+    )
     return (x, aux[0] if aux else None) if has_aux else x
+
+
+def _batched(value: Any) -> bool:
+    """Whether ``value`` is batched by a ``vmap`` at some level of its tracers."""
+    while isinstance(value, Tracer):
+        if isinstance(value, BatchTracer):
+            return True
+        value = value.primal
+    return False
 
 
 def _transposed(matvec: Callable[[Any], Any], zero: Any, name: str) -> Callable[[Any], Any]:
     """``w -> A^T w`` for a constant linear ``matvec`` (its pullback, made on first use)."""
     pullbacks: list[Any] = []
 
+    transposing = Transposing(
+        f"reverse mode of {name} transposes matvec",
+        "argument",
+        "write matvec as a linear map, with no branch or loop on its argument's values",
+    )
+
+    def linear(v: Any) -> Any:  # transposed at zero: exact only if it is linear
+        v._trace.transposing = transposing
+        return matvec(v)
+
     def vecmat(w: Any) -> Any:
         if not pullbacks:
-            pullbacks.append(vjp_flat(matvec, [zero], False, name)[1])
+            pullbacks.append(vjp_flat(linear, [zero], False, name)[1])
         return pullbacks[0](np.asarray(w, dtype=zero.dtype))[0]
 
     return vecmat

@@ -625,12 +625,15 @@ def jacfwd(
     @functools.wraps(fun)
     def jacfwd_fun(*args: Any, **kwargs: Any) -> Any:
         nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacfwd")
-        check_input_dtypes(diff, nums, "jacfwd", holomorphic)
+        check_input_dtypes(diff, nums, "jacfwd", holomorphic, forward=True)
         partial = partial_of(fun, args, kwargs, nums)
         out, tangents, aux = _push_basis_forward(
             partial, diff, flat_in, in_tree, has_aux, chunk_size, memory_budget
         )
         flat_out = tree_flatten(out)[0]
+        if holomorphic:  # JAX: a holomorphic Jacobian has complex outputs
+            for leaf in flat_out:
+                check_output_dtype(leaf, "jacfwd", holomorphic)
         offsets = _offsets(flat_in)
 
         def block(j: int, i: int) -> Any:  # tangents[j]: (inputs, *out_j) -> (*out_j, *in_i)
@@ -1078,9 +1081,26 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
-
-    check_callable(fun, "jacrev")
     check_chunking(chunk_size, memory_budget, "jacrev")
+    return _jacrev(
+        fun, argnums, has_aux, holomorphic, chunk_size, memory_budget, "jacrev", forward=False
+    )
+
+
+def _jacrev(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    holomorphic: bool,
+    chunk_size: int | None,
+    memory_budget: int | None,
+    name: str,
+    forward: bool,
+) -> Callable[..., Any]:
+    """``jacrev``, named ``name`` in its errors; ``forward``: refuse complex inputs without
+    ``holomorphic`` as a forward-basis Jacobian does (``hessian``'s outer Jacobian, JAX's
+    ``jacfwd``)."""
+    check_callable(fun, name)
 
     @functools.wraps(fun)
     def jacrev_fun(*args: Any, **kwargs: Any) -> Any:
@@ -1091,16 +1111,18 @@ def jacrev(
             return loan.settle(jacobian(args, kwargs, loan))
 
     def jacobian(args: tuple[Any, ...], kwargs: dict[str, Any], loan: Loan | None) -> Any:
-        nums, diff, flat_in, in_tree = _diff_args(args, argnums, "jacrev")
-        check_input_dtypes(diff, nums, "jacrev", holomorphic)
+        nums, diff, flat_in, in_tree = _diff_args(args, argnums, name)
+        check_input_dtypes(diff, nums, name, holomorphic, forward)
         partial = partial_of(fun, args, kwargs, nums)
         out, pullback, aux = vjp_flat(
-            partial, diff, has_aux, "jacrev", flat=(flat_in, in_tree), loan=loan
+            partial, diff, has_aux, name, flat=(flat_in, in_tree), loan=loan
         )
         flat_out = tree_flatten(out)[0]
-        if holomorphic:
-            for leaf in flat_out:
-                check_output_dtype(leaf, "jacrev", holomorphic)
+        for leaf in flat_out:
+            if holomorphic or dtype_of(leaf).kind == "c":
+                # a complex output without holomorphic=True: a real cotangent per output
+                # element would keep only the real part's gradient (JAX's TypeError)
+                check_output_dtype(leaf, name, holomorphic)
         cotangents = _push_basis_reverse(pullback, flat_out, chunk_size, memory_budget)
         offsets = _offsets(flat_out) if len(flat_out) > 1 else None
 
@@ -1383,6 +1405,8 @@ def hessian(
     """
     check_chunking(chunk_size, memory_budget, "hessian")
     inner = jacrev(fun, argnums, has_aux, holomorphic, chunk_size=chunk_size)
-    return jacrev(
-        inner, argnums, has_aux, holomorphic, chunk_size=chunk_size, memory_budget=memory_budget
+    # JAX's hessian (jacfwd of jacrev) refuses complex inputs without holomorphic=True: so
+    # does this one, by its own name (the outer Jacobian would see a complex gradient)
+    return _jacrev(
+        inner, argnums, has_aux, holomorphic, chunk_size, memory_budget, "hessian", forward=True
     )

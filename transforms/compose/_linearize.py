@@ -4,6 +4,12 @@ The forward pass is recorded once (reverse mode); the returned function applies 
 transpose of the pullback, obtained by reverse-differentiating the (linear) pullback with
 respect to its cotangent. That transposed graph is built on the first call and reused, so
 each further call is one pass over it and ``fun`` never runs again.
+
+The pullback is traced once, at a zero cotangent: exact only if it is linear in the
+cotangent, which every built-in rule is but a user's ``custom_vjp`` bwd may not be (a
+convergence loop on the cotangent would record the iteration count of the zero cotangent).
+So the transposing trace is marked ``transposing`` (``core.Trace``): control flow on the
+cotangent is refused with ``ConcretizationTypeError``, as ``jvp`` refuses it.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import transforms.numpy as tnp
+from transforms.core import Tracer, Transposing
 from transforms.core.tree_util import tree_flatten
 
 from ._core_transforms import FlatPullback, vjp_flat
@@ -21,6 +28,16 @@ __all__ = ["linearize"]
 
 Ts = TypeVarTuple("Ts")
 Out = TypeVar("Out")
+
+
+_TRANSPOSING = Transposing(
+    "linearize transposes the reverse-mode derivative of its function, custom_vjp bwd "
+    "rules included",
+    "cotangent",
+    "use T.custom_root for a root or fixed point, T.custom_linear_solve for a linear solve "
+    "(exact in every mode); or differentiate in reverse mode (grad, vjp), which runs bwd as "
+    "written",
+)
 
 
 class _LinearizedJVP(Generic[Out, *Ts]):
@@ -39,9 +56,13 @@ class _LinearizedJVP(Generic[Out, *Ts]):
                 cts = [zero(o) for o in tree_flatten(self._out)[0]]
                 tree = tree_flatten(self._out)[1]
                 pullback = self._pullback
-                _, transposed, _ = vjp_flat(
-                    lambda *c: pullback(tree.unflatten(c)), cts, False, "linearize"
-                )
+
+                def pullback_of(*c: Any) -> Any:
+                    if c and isinstance(c[0], Tracer):
+                        c[0]._trace.transposing = _TRANSPOSING
+                    return pullback(tree.unflatten(c))
+
+                _, transposed, _ = vjp_flat(pullback_of, cts, False, "linearize")
                 self._transposed = transposed
             return self._transposed
 

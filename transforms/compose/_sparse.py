@@ -25,6 +25,7 @@ import numpy as np
 import transforms.numpy as tnp
 from transforms.core import Tracer, concrete, new_trace
 from transforms.core.tree_util import register_pytree_node, tree_flatten
+from transforms.numpy._define import dtype_of
 from transforms.sparsity import Pattern, SparsityTrace, SparsityTracer, input_tracer, scipy_sparse
 
 from ._api import hvp, jvp, vjp
@@ -67,6 +68,20 @@ def _input(args: tuple[Any, ...], argnums: int, name: str) -> tuple[int, Any]:
         # a value batched by an outer vmap: detection follows it one example at a time
         return position, x
     return position, value
+
+
+def _refuse_complex(x: Any, position: int, name: str) -> None:
+    """A colored Jacobian pushes real seeds (jacfwd's columns, or jacrev's rows): for a
+    complex input the imaginary directions would be dropped, silently (TypeError, as
+    ``jacfwd`` without ``holomorphic=True``)."""
+    dtype = dtype_of(x)
+    if dtype.kind == "c":
+        raise TypeError(
+            f"{name} requires a real input, but argument {position} has dtype {dtype}: the "
+            "imaginary directions would be dropped. Fix: pass the real and imaginary parts as "
+            f"one real array (tnp.concatenate([z.real, z.imag])), or use jacfwd(..., "
+            "holomorphic=True) for a holomorphic function"
+        )
 
 
 def _detect(
@@ -369,6 +384,7 @@ def sparse_jacobian(
 
     def jacobian(*args: P.args, **kwargs: P.kwargs) -> csr_array | SparseMatrix:
         position, x0 = _input(args, argnums, "sparse_jacobian")
+        _refuse_complex(x0, position, "sparse_jacobian")
         bound = _with(fun, kwargs)
         plan = plan_for(bound, args, _signature((args, kwargs)), x0.size)
         x = args[position]
@@ -457,6 +473,7 @@ def sparse_hessian(
 
     def hessian(*args: P.args, **kwargs: P.kwargs) -> csr_array | SparseMatrix:
         position, x0 = _input(args, argnums, "sparse_hessian")
+        _refuse_complex(x0, position, "sparse_hessian")
         bound = _with(fun, kwargs)
         key = _signature((args, kwargs))
         plan = plans.get(key)

@@ -1,6 +1,8 @@
 """The transform-agnostic core: primitives, traces, the trace stack, pytrees, errors."""
 
 from . import tree_util as tree_util
+from ._freeze import frozen as frozen
+from ._freeze import thawed as thawed
 from ._interpreters import Interpreter as Interpreter
 from ._interpreters import interpreters as interpreters
 from ._interpreters import register_interpreter as register_interpreter
@@ -57,6 +59,7 @@ __all__ = [
     "UnexpectedTracerError",
     "concrete",
     "current_traces",
+    "frozen",
     "new_trace",
     "no_scalars",
     "number_primitives",
@@ -64,6 +67,7 @@ __all__ = [
     "quiet",
     "Transposing",
     "refuse_concrete",
+    "thawed",
     "tree_util",
     "twins",
     "unary_function",

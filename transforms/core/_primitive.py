@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import numpy as np
 
+from ._freeze import thawed
 from ._trace import Tracer, find_top_trace
 
 if TYPE_CHECKING:
@@ -137,7 +138,9 @@ class Primitive(Generic[OutT]):
             out = self.impl(*args, **params)
             return out if type(out) is np.ndarray else no_scalars(out)
         if not top.alive:
-            top = find_top_trace(self, args)  # raises EscapedTracerError
+            top = find_top_trace(self, args)  # raises EscapedTracerError, unless frozen
+            if top is not None and top.frozen is not None:
+                return self.bind(*map(thawed, args), **params)
         # The interpreters' results are typed ``object``: the primitive's type says what.
         return top.process_primitive(self, args, params)  # type: ignore[union-attr, return-value]
 

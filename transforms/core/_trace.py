@@ -87,11 +87,14 @@ class Trace(abc.ABC, Generic[TracerT]):
     newest live one that does (``find_top_trace``); else that is an escaped tracer. A trace
     held (``alive`` false) while a custom rule's code runs, whose closure must not read it,
     says whose code in ``held_by``: reading it is an ``UnexpectedTracerError``.
+
+    ``frozen`` is set while the trace is frozen (``core._freeze``): it maps a tracer of this
+    trace to the value it stands for, which ``bind`` uses in its place.
     """
 
     adopts_finished: ClassVar[bool] = False
 
-    __slots__ = ("alive", "held_by", "level", "name", "transposing")
+    __slots__ = ("alive", "frozen", "held_by", "level", "name", "transposing")
 
     def __init__(self, level: int, name: str) -> None:
         self.level = level
@@ -99,6 +102,7 @@ class Trace(abc.ABC, Generic[TracerT]):
         self.name = name
         self.transposing: Transposing | None = None
         self.held_by: str | None = None
+        self.frozen: Callable[[Any], Any] | None = None
 
     @abc.abstractmethod
     def process_primitive(
@@ -135,7 +139,8 @@ def _adopter(primitive: Primitive[Any], finished: Trace[Any]) -> Trace[Any]:
 
 
 def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[Any] | None:
-    """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced."""
+    """The trace that must interpret ``primitive`` on ``args``; ``None`` if no arg is traced;
+    a frozen trace if an arg is a tracer of one (``bind`` then binds their values instead)."""
     top: Trace[Any] | None = None
     for arg in args:
         if isinstance(arg, Tracer):
@@ -143,6 +148,8 @@ def find_top_trace(primitive: Primitive[Any], args: Sequence[object]) -> Trace[A
             if trace is top:
                 continue
             if not trace.alive:
+                if trace.frozen is not None:
+                    return trace
                 trace = _adopter(primitive, trace)
                 if trace is top:
                     continue

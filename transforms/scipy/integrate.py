@@ -41,7 +41,6 @@ from transforms.extend import (
     defjvp_joint,
     defvjp_argnum,
     dtype_of,
-    in_dtype_of,
     ndim_of,
     shape_of,
     to_front,
@@ -73,7 +72,10 @@ def _odeint_impl(
         mxstep=mxstep,
         hmax=hmax,
     )
-    return out.reshape((np.shape(t)[0], *shape))
+    # integrated in float64 (scipy's LSODA), returned in y0's floating dtype as its
+    # derivatives are (JAX's odeint keeps y0's dtype)
+    dtype = y0.dtype if y0.dtype.kind == "f" else np.dtype(np.float64)
+    return out.reshape((np.shape(t)[0], *shape)).astype(dtype, copy=False)
 
 
 odeint_p = Primitive("odeint", _odeint_impl)
@@ -183,7 +185,8 @@ def _odeint_vjp(
             return tnp.stack([first, *rest])
         return _backward(ans, t, args, ct, func, params, argnum - 2)[1]
 
-    return in_dtype_of(operand, ans, pullback)
+    dtype = dtype_of(operand)  # the adjoint integrates in float64, as the values do
+    return lambda ct: cast_to(pullback(ct), dtype)
 
 
 defvjp_argnum(odeint_p, _odeint_vjp)
