@@ -308,3 +308,28 @@ def test_vmap_batch_axes_and_nested_vmap() -> None:
         [np.trace(np.asarray(T.hessian(matrix_input)(X)).reshape(6, 6)) for X in Xs],
         rtol=1e-12,
     )
+
+
+def test_jit_of_each_operator_replays_the_eager_values() -> None:
+    """laplacian, hessian_diag, hessian_trace and derivative under ``T.jit``: recorded once,
+    replayed at new points, equal to eager (and to the Hessian's trace and diagonal)."""
+
+    def f(x: Any) -> Any:
+        return tnp.sum(tnp.tanh(x) ** 3) + tnp.prod(x)
+
+    points = [np.array([0.3, -0.5, 0.7]), np.array([1.1, 0.2, -0.4]), np.array([-2.0, 0.5, 1.5])]
+    operators: list[Callable[[Any], Any]] = [
+        T.laplacian(f),
+        T.hessian_diag(f),
+        T.hessian_trace(f),
+        T.derivative(tnp.sin, order=3),
+    ]
+    for op in operators:
+        jitted = T.jit(op)
+        for x in points:
+            np.testing.assert_array_equal(jitted(x), op(x))
+        assert jitted.stats.records == 1 and jitted.stats.replays == len(points) - 1
+    for x in points:
+        H = T.hessian(f)(x)
+        np.testing.assert_allclose(T.jit(T.laplacian(f))(x), np.trace(H), rtol=1e-12)
+        np.testing.assert_allclose(T.jit(T.hessian_diag(f))(x), np.diag(H), rtol=1e-12)
