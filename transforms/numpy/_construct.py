@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity, index_rule
@@ -203,7 +203,7 @@ def _sequence(tup: Any, name: str) -> list[Any]:
     """The arrays to stack: any sequence NumPy accepts (a list, a tuple, an array or traced
     value iterated over its first axis) and, as autograd, a generator or other iterable."""
     try:
-        return list(tup)
+        return list(native(tup))  # a DataFrame: its rows, as NumPy, not its column labels
     except TypeError:  # a scalar, a 0-d array
         raise TypeError(
             f"{name}: arrays to stack must be passed as a sequence type (a list)"

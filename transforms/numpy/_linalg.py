@@ -63,7 +63,7 @@ from typing import Any, Literal, NamedTuple, overload
 import numpy as np
 
 from transforms.batching import BatchRule, defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
 from transforms.core.tree_util import register_pytree_node
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
@@ -688,7 +688,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     s = svdvals(a)
     if min(m, n) > 0:
         cutoff = _reductions.max(s, axis=-1, keepdims=True) * rcond
-        rank = _reductions.sum(_shape.astype(s > cutoff, np.int32), axis=-1)
+        rank = _reductions.sum(s > cutoff, axis=-1, dtype=np.int32)  # NumPy's dtype
     else:
         rank = np.zeros(shape[:-2], dtype=np.int32)
     full = rank == n
@@ -1299,7 +1299,7 @@ def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
     composite). The first/last array may be 1-d (a row/column vector), the others 2-d."""
     if out is not None:
         raise TypeError("tnp.linalg.multi_dot: out= is not supported (arrays are values)")
-    xs = [_operand(x) for x in arrays]
+    xs = [_operand(x) for x in native(arrays)]  # a DataFrame: its rows, not its labels
     if len(xs) < 2:
         raise ValueError("Expecting at least two arrays.")
     first_1d, last_1d = ndim_of(xs[0]) == 1, ndim_of(xs[-1]) == 1
