@@ -242,8 +242,13 @@ def _same(x: Any, y: Any, where: str) -> None:
         np.testing.assert_array_equal(a, b, err_msg=where)
 
 
-@pytest.mark.parametrize("spec", OP_SPECS, ids=lambda s: s.name)
-@settings(max_examples=3)
+# Rows of tracer operators and methods are left out: ``series + x`` is pandas' own operator
+# (``x + series`` is the tracer's, and a function row covers it).
+FUNCTION_ROWS = [s for s in OP_SPECS if not all(c.startswith("op:") for c in s.covers)]
+
+
+@pytest.mark.parametrize("spec", FUNCTION_ROWS, ids=lambda s: s.name)
+@settings(max_examples=2)
 @given(data=st.data())
 def test_array_like_constant_next_to_traced_values(spec: OpSpec, data: st.DataObject) -> None:
     case = data.draw(cases(spec), label="case")

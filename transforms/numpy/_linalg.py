@@ -78,6 +78,7 @@ from ._shape import in_dtype_of
 from ._shape import operand as _operand
 
 __all__ = [
+    "matrix_rank",
     "det",
     "slogdet",
     "inv",
@@ -1155,6 +1156,24 @@ def svd(
         return SVDResult(*np.linalg.svd(plain, full_matrices=True, hermitian=hermitian))
     u, s, vh = svd_p.bind(a, hermitian=hermitian)
     return SVDResult(u, s, vh)
+
+
+def _matrix_rank_impl(a: Any, *, tol: Any, hermitian: bool, rtol: Any) -> Any:
+    return np.asarray(np.linalg.matrix_rank(a, tol=tol, hermitian=hermitian, rtol=rtol))
+
+
+matrix_rank_p = Primitive("matrix_rank", _matrix_rank_impl, differentiable=False)
+defbatch(matrix_rank_p, elementwise_rule(matrix_rank_p, gufunc=True))
+
+
+def matrix_rank(
+    A: ArrayLike, tol: Any = None, hermitian: bool = False, *, rtol: Any = None
+) -> Array:
+    """``numpy.linalg.matrix_rank`` (no derivative: an integer): the number of singular
+    values above the tolerance, NumPy's on the values (a stack of matrices too). ``tol``
+    and ``rtol`` are concrete numbers or arrays."""
+    a = _operand(A)
+    return matrix_rank_p.bind(a, tol=concrete(tol), hermitian=hermitian, rtol=concrete(rtol))
 
 
 def svdvals(x: ArrayLike, /) -> Array:
