@@ -52,6 +52,8 @@ def dtype_of(x: Any) -> np.dtype[Any]:
         return dtype
     if hasattr(x, "dtypes") or isinstance(x, memoryview):  # a DataFrame, a buffer
         return np.asarray(x).dtype
+    if isinstance(x, (list, tuple)):  # (which may hold tracers: no np.asarray)
+        return np.result_type(*(dtype_of(v) for v in x)) if x else np.dtype(np.float64)
     return np.result_type(x)
 
 

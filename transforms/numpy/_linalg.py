@@ -1173,6 +1173,8 @@ def matrix_rank(
     values above the tolerance, NumPy's on the values (a stack of matrices too). ``tol``
     and ``rtol`` are concrete numbers or arrays."""
     a = _operand(A)
+    if ndim_of(a) < 2:  # NumPy's answer for a vector: a Python int, 1 unless all zero
+        return int(not np.all(np.asarray(concrete(a)) == 0))  # type: ignore[return-value]
     return matrix_rank_p.bind(a, tol=concrete(tol), hermitian=hermitian, rtol=concrete(rtol))
 
 
