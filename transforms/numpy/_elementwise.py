@@ -177,9 +177,18 @@ def _i1_series(x: Any) -> Any:
             total = new
 
 
+# i1(x)/x = sum_k (x^2/4)^k / (2 k! (k+1)!): near 0, this series in x^2, so that the
+# derivatives of i1' (every order of i0) do not cancel two huge terms i1'/x and i1/x^2
+_I1_OVER_X = [0.5 / (math.factorial(k) * math.factorial(k + 1)) for k in range(8)]
+
+
 def _i1_derivative(ans: Any, x: Any) -> Any:
-    zero = x == 0
-    return where(zero, 0.5, i0(x) - ans / where(zero, 1, x))
+    small = abs(x) < 0.125
+    u = where(small, x, 0) ** 2 / 4
+    series: Any = _I1_OVER_X[-1]
+    for c in reversed(_I1_OVER_X[:-1]):
+        series = series * u + c
+    return i0(x) - where(small, series, ans / where(small, 1, x))
 
 
 _i1_p, _i1 = unary("i1", _i1_series, _i1_derivative, doc="The modified Bessel function I1.")
