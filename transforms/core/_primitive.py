@@ -160,13 +160,14 @@ class Primitive(Generic[OutT]):
     def bind(self, *args: Any, **params: Any) -> OutT:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
         top = None
+        mixed = False
         for arg in args:
             if isinstance(arg, Tracer):
                 if top is None:
                     top = arg._trace
-                elif arg._trace is not top:  # several traces: the full check picks one
-                    top = find_top_trace(self, args)
-                    break
+                elif arg._trace is not top and not mixed:  # several traces: the full
+                    top = find_top_trace(self, args)  # check picks one (once)
+                    mixed = True
             elif type(arg) not in native_types:
                 if type(arg) in _CONTAINERS:
                     _refuse_hidden_tracers(self, args)
