@@ -21,6 +21,7 @@ from strategies import (
     POSITIVE,
     REAL,
     Shape,
+    axis_arg,
     broadcast_pairs,
     same_shapes,
     shapes,
@@ -56,6 +57,36 @@ def _meshgrid(x: Any, y: Any, indexing: str) -> Any:
 
 def _block(a: Any, b: Any, c: Any, d: Any) -> Any:
     return tnp.block([[a, b], [c, d]])
+
+
+_QUANTILE_METHODS = (
+    "inverted_cdf",
+    "averaged_inverted_cdf",
+    "closest_observation",
+    "interpolated_inverted_cdf",
+    "hazen",
+    "weibull",
+    "linear",
+    "median_unbiased",
+    "normal_unbiased",
+    "lower",
+    "higher",
+    "midpoint",
+    "nearest",
+)
+_PUT_INDEX = np.array([[1, 3], [0, 2], [2, 1]])  # no repeated position in a row
+
+
+def _quantile_params(arg_shapes: tuple[Shape, ...]) -> st.SearchStrategy[Params]:
+    ndim = len(arg_shapes[0])
+    return st.fixed_dictionaries(
+        {
+            "q": st.sampled_from([0.0, 0.3, 0.5, 1.0, [0.1, 0.65]]),
+            "axis": st.one_of(st.none(), axis_arg(ndim)),
+            "method": st.sampled_from(_QUANTILE_METHODS),
+            "keepdims": st.booleans(),
+        }
+    )
 
 
 SPECS: tuple[OpSpec, ...] = (
@@ -263,10 +294,102 @@ SPECS: tuple[OpSpec, ...] = (
         domain=DISTINCT,
         covers=("unique",),
     ),
+    # ---- issue 31's names: quantiles, fits, Bessel i0, applying the user's function -----------
+    OpSpec(
+        "quantile",
+        lambda x, q, axis, method, keepdims: tnp.quantile(
+            x, q, axis=axis, method=method, keepdims=keepdims
+        ),
+        single(min_dims=1, min_side=1),
+        _quantile_params,
+        domain=DISTINCT,  # no ties: the quantile has a kink where two values cross
+        covers=("quantile",),
+    ),
+    OpSpec(
+        "percentile",
+        lambda x, q, axis, method, keepdims: tnp.percentile(
+            x, 100 * np.asarray(q), axis=axis, method=method, keepdims=keepdims
+        ),
+        single(min_dims=1, min_side=1),
+        _quantile_params,
+        domain=DISTINCT,
+        covers=("percentile",),
+    ),
+    OpSpec(
+        "put_along_axis",
+        lambda a, v: tnp.put_along_axis(a, _PUT_INDEX, v, axis=1),
+        st.just(((3, 4), (3, 2))),
+        covers=("put_along_axis",),
+    ),
+    OpSpec(
+        "put_along_axis:flat",
+        lambda a, v: tnp.put_along_axis(a, np.array([5, 0]), v, axis=None),
+        st.just(((3, 4), (2,))),
+        covers=("put_along_axis",),
+    ),
+    OpSpec(
+        "polyfit",
+        lambda x, y, deg: tnp.polyfit(x, y, deg),
+        st.integers(3, 6).map(lambda n: ((n,), (n,))),
+        _fixed(deg=st.integers(0, 2)),
+        domain=(DISTINCT, REAL),  # distinct abscissae: a well-posed fit
+        covers=("polyfit",),
+        rtol=1e-4,  # abscissae 0.05 apart make a least-squares fit ill-conditioned
+        atol=1e-5,
+    ),
+    OpSpec(
+        "polyfit:weighted_cov",
+        lambda x, y, w: tnp.concatenate(
+            [tnp.ravel(r) for r in tnp.polyfit(x, y, 1, w=w, cov=True)]
+        ),
+        st.integers(4, 6).map(lambda n: ((n,), (n, 2), (n,))),
+        domain=(DISTINCT, REAL, POSITIVE),
+        covers=("polyfit",),
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    OpSpec("i0", tnp.i0, single(), covers=("i0",)),
+    OpSpec(
+        "piecewise",
+        lambda x: tnp.piecewise(
+            x, [x < 0.0, x >= 1.035], [lambda v: v * v, tnp.exp, lambda v: tnp.sin(v)]
+        ),
+        single(),
+        domain=DISTINCT,  # never at a piece's boundary (0 and 1.035 are in DISTINCT's gaps)
+        covers=("piecewise",),
+    ),
+    OpSpec(
+        "piecewise:closure",
+        lambda x, c: tnp.piecewise(x, [x < 0.0], [lambda v: v * c, lambda v: c - v * v]),
+        shapes(0, 2).map(lambda s: (s, ())),
+        domain=(DISTINCT, REAL),
+        covers=("piecewise",),
+    ),
+    OpSpec(
+        "apply_along_axis",
+        lambda x, axis: tnp.apply_along_axis(lambda v: tnp.cumsum(v * v)[::2], axis, x),
+        single(min_dims=1, max_dims=3, min_side=1),
+        lambda arg_shapes: st.fixed_dictionaries({"axis": axis_arg(len(arg_shapes[0]))}),
+        covers=("apply_along_axis",),
+    ),
+    OpSpec(
+        "vectorize",
+        lambda x, y: tnp.vectorize(lambda a, b: a * tnp.sin(b) + b, otypes=[np.float64])(x, y),
+        broadcast_pairs(),
+        covers=("vectorize",),
+    ),
+    OpSpec(
+        "vectorize:signature",
+        lambda a, b: tnp.vectorize(lambda u, v: tnp.dot(u, v) * u, signature="(n),(n)->(n)")(a, b),
+        st.just(((2, 3), (3,))),
+        covers=("vectorize",),
+    ),
 )
 
 # with their arity: tests/test_rule_coverage.py checks that each carries no derivative
 NONDIFFERENTIABLE: dict[str, int] = {
+    "lexsort": 1,
+    "linalg.matrix_rank": 1,
     "tril_indices_from": 1,
     "triu_indices_from": 1,
     "isin": 2,

@@ -8,6 +8,8 @@ from ._interpreters import interpreters as interpreters
 from ._interpreters import register_interpreter as register_interpreter
 from ._primitive import Primitive as Primitive
 from ._primitive import all_primitives as all_primitives
+from ._primitive import native as native
+from ._primitive import native_types as native_types
 from ._primitive import no_scalars as no_scalars
 from ._primitive import unary_function as unary_function
 from ._quiet import quiet as quiet
@@ -61,6 +63,8 @@ __all__ = [
     "current_traces",
     "frozen",
     "new_trace",
+    "native",
+    "native_types",
     "no_scalars",
     "number_primitives",
     "operators",

@@ -39,11 +39,47 @@ else:
 
     OutT = TypeVar("OutT")  # the default exists for checkers only (typing has it from 3.13)
 
-__all__ = ["Primitive", "all_primitives", "no_scalars", "unary_function"]
+__all__ = [
+    "Primitive",
+    "all_primitives",
+    "native",
+    "native_types",
+    "no_scalars",
+    "unary_function",
+]
 
 _REGISTRY: weakref.WeakSet[Primitive[Any]] = weakref.WeakSet()
 
 _CONTAINERS = frozenset((list, tuple, dict))  # a set: the cheapest test on the hot path
+
+#: Operand types ``impl`` receives as they are, tested by exact type (one set lookup on the
+#: hot path). Any other operand is looked at once more: a container may hide a tracer, and a
+#: foreign array-like (see ``native``) becomes an ndarray.
+native_types = frozenset(
+    (np.ndarray, float, int, complex, bool, np.float64, np.float32, np.complex128, np.int64)
+)
+
+
+def native(x: Any) -> Any:
+    """An operand as NumPy's own functions take it: a foreign array-like (a pandas Series or
+    DataFrame, a memoryview, any ``__array__`` or buffer object that is not an ndarray)
+    becomes an ndarray, anything else (arrays, tracers, scalars, lists) is returned as it is.
+
+    Why: NumPy's ufuncs hand pandas objects back to pandas (``np.matmul(df, x)`` is a
+    Series), so an ``impl`` called on one would return a foreign type, where NumPy's
+    non-ufunc function (``np.dot``) returns an ndarray and every ``transforms.numpy``
+    function promises an ``Array``; a rule would meet a value without ``.dtype``
+    (a DataFrame). Converting at the operand is what ``np.asarray`` inside NumPy does.
+    """
+    if (
+        type(x) in native_types
+        or isinstance(x, (np.ndarray, np.generic, Tracer, str, bytes))
+        or type(x) in _CONTAINERS
+    ):
+        return x
+    if isinstance(x, memoryview) or hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
+        return np.asarray(x)
+    return x
 
 
 class Primitive(Generic[OutT]):
@@ -125,15 +161,19 @@ class Primitive(Generic[OutT]):
     def bind(self, *args: Any, **params: Any) -> OutT:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
         top = None
+        mixed = False
         for arg in args:
             if isinstance(arg, Tracer):
                 if top is None:
                     top = arg._trace
-                elif arg._trace is not top:  # several traces: the full check picks one
-                    top = find_top_trace(self, args)
-                    break
-            elif type(arg) in _CONTAINERS:
-                _refuse_hidden_tracers(self, args)
+                elif arg._trace is not top and not mixed:  # several traces: the full
+                    top = find_top_trace(self, args)  # check picks one (once)
+                    mixed = True
+            elif type(arg) not in native_types:
+                if type(arg) in _CONTAINERS:
+                    _refuse_hidden_tracers(self, args)
+                elif native(arg) is not arg:  # a pandas object, a memoryview: an ndarray
+                    args = tuple(native(a) for a in args)
         if top is None:  # nothing is traced
             out = self.impl(*args, **params)
             return out if type(out) is np.ndarray else no_scalars(out)
@@ -166,7 +206,7 @@ def unary_function(
             if trace.alive:  # (a finished trace's tracer takes bind's path, which says so)
                 return trace.process_primitive(primitive, (x,), {})
             return primitive.bind(x)
-        if type(x) in _CONTAINERS:
+        if type(x) not in native_types:  # a list (``convert``), a foreign array-like (``bind``)
             return primitive.bind(convert(x))
         out = impl(x)
         return out if type(out) is np.ndarray else no_scalars(out)

@@ -17,6 +17,7 @@ import numpy as _np
 from numpy import random as random
 
 from . import (
+    _apply,
     _arithmetic,
     _constants,
     _construct,
@@ -25,6 +26,7 @@ from . import (
     _indexing,
     _nondiff,
     _products,
+    _quantiles,
     _reductions,
     _scans,
     _shape,
@@ -32,6 +34,7 @@ from . import (
     linalg,
 )
 from . import _taylor  # noqa: F401  (registers the Taylor rules of the hand-written primitives)
+from ._apply import *  # noqa: F403
 from ._arithmetic import *  # noqa: F403
 from ._constants import *  # noqa: F403
 from ._construct import *  # noqa: F403
@@ -43,11 +46,13 @@ from ._define import missing_names as _missing_names
 from ._install import install as _install
 from ._nondiff import *  # noqa: F403
 from ._products import *  # noqa: F403
+from ._quantiles import *  # noqa: F403
 from ._reductions import *  # noqa: F403
 from ._scans import *  # noqa: F403
 from ._shape import *  # noqa: F403
 
 __all__: list[str] = []
+__all__ += _apply.__all__
 __all__ += _arithmetic.__all__
 __all__ += _constants.__all__
 __all__ += _construct.__all__
@@ -56,6 +61,7 @@ __all__ += _extras.__all__
 __all__ += _indexing.__all__
 __all__ += _nondiff.__all__
 __all__ += _products.__all__
+__all__ += _quantiles.__all__
 __all__ += _reductions.__all__
 __all__ += _scans.__all__
 __all__ += _shape.__all__

@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity, index_rule
 
 from . import _batching
 from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
-from ._indexing import diagonal, diagonal_index, getitem, untake
+from ._indexing import at, diagonal, diagonal_index, getitem, untake
 from ._products import tensordot
 from ._shape import (
     asarray,
@@ -80,6 +80,7 @@ __all__ = [
     "partition",
     "take",
     "take_along_axis",
+    "put_along_axis",
     "select",
     "full",
     "full_like",
@@ -203,7 +204,7 @@ def _sequence(tup: Any, name: str) -> list[Any]:
     """The arrays to stack: any sequence NumPy accepts (a list, a tuple, an array or traced
     value iterated over its first axis) and, as autograd, a generator or other iterable."""
     try:
-        return list(tup)
+        return list(native(tup))  # a DataFrame: its rows, as NumPy, not its column labels
     except TypeError:  # a scalar, a 0-d array
         raise TypeError(
             f"{name}: arrays to stack must be passed as a sequence type (a list)"
@@ -715,6 +716,40 @@ def take_along_axis(arr: ArrayLike, indices: Any, axis: int | None = -1) -> Arra
         for d, n in enumerate(shape)
     )
     return getitem(arr, parts)
+
+
+def put_along_axis(arr: ArrayLike, indices: Any, values: ArrayLike, axis: int | None) -> Array:
+    """Differentiable ``numpy.put_along_axis``, functional as ``jax.numpy``'s: NumPy writes
+    ``values`` into ``arr`` in place and returns ``None``; this returns a new array (``arr``
+    unchanged), differentiable in ``arr`` (a written position gets no derivative) and in
+    ``values`` (each written position's; where an index repeats, the last write wins, as
+    NumPy). A composite of ``at[].set`` at the indices ``take_along_axis`` reads.
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms.numpy as tnp
+        >>> tnp.put_along_axis(np.zeros((2, 2)), np.array([[1], [0]]), 5.0, axis=1)
+        array([[0., 5.],
+               [5., 0.]])
+    """
+    a = _operand(arr)
+    index = _index_operand(indices)
+    shape = shape_of(a)
+    if axis is None:
+        if ndim_of(index) != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        flat = at(ravel(a))[index].set(values)
+        return reshape(flat, shape)
+    ndim = len(shape)
+    if ndim_of(index) != ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = _axis(axis, ndim)
+    index_shape = shape_of(index)
+    parts = tuple(
+        index if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))
+        for d, n in enumerate(index_shape)
+    )
+    return at(a)[parts].set(values)
 
 
 # ---- select (a chain of where) ------------------------------------------------------------

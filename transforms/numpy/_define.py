@@ -47,8 +47,14 @@ def ndim_of(x: Any) -> int:
 
 def dtype_of(x: Any) -> np.dtype[Any]:
     """The dtype of an array, tracer or scalar (rules call this on every use: no isinstance)."""
-    dtype = getattr(x, "dtype", None)
-    return dtype if dtype is not None else np.result_type(x)
+    dtype: np.dtype[Any] | None = getattr(x, "dtype", None)
+    if dtype is not None:
+        return dtype
+    if hasattr(x, "dtypes") or isinstance(x, memoryview):  # a DataFrame, a buffer
+        return np.asarray(x).dtype
+    if isinstance(x, (list, tuple)):  # (which may hold tracers: no np.asarray)
+        return np.result_type(*(dtype_of(v) for v in x)) if x else np.dtype(np.float64)
+    return np.result_type(x)
 
 
 def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:

@@ -37,6 +37,7 @@ from ._shape import operand as _operand
 from ._shape import where, zeros_like
 
 __all__ = [
+    "i0",
     "sin",
     "cos",
     "tan",
@@ -153,6 +154,50 @@ def round(a: ArrayLike, decimals: int = 0) -> Array:
 
 
 around = round
+
+
+# ---- i0, the modified Bessel function of order 0 ------------------------------------------------
+# NumPy has ``i0`` but no ``i1``, its derivative: ``_i1`` is a private primitive, by its power
+# series ``sum_k (x/2)^(2k+1) / (k! (k+1)!)``, whose terms are all of one sign (no
+# cancellation: a few ulps, the terms summed until they no longer change the sum; it overflows
+# where i0 does). Its own derivative is ``i0(x) - i1(x)/x`` (1/2 at 0), so every order nests.
+def _i1_series(x: Any) -> Any:
+    x = np.asarray(x)
+    quarter = (x * x) / 4
+    term = x / 2
+    total = term.copy()
+    k = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        while True:
+            term = term * quarter / ((k + 1) * (k + 2))
+            k += 1
+            new = total + term
+            if np.all((new == total) | ~np.isfinite(new)):
+                return np.where(np.isinf(np.i0(x)), np.copysign(np.inf, x), new)
+            total = new
+
+
+# i1(x)/x = sum_k (x^2/4)^k / (2 k! (k+1)!): near 0, this series in x^2, so that the
+# derivatives of i1' (every order of i0) do not cancel two huge terms i1'/x and i1/x^2
+_I1_OVER_X = [0.5 / (math.factorial(k) * math.factorial(k + 1)) for k in range(8)]
+
+
+def _i1_derivative(ans: Any, x: Any) -> Any:
+    small = abs(x) < 0.125
+    u = where(small, x, 0) ** 2 / 4
+    series: Any = _I1_OVER_X[-1]
+    for c in reversed(_I1_OVER_X[:-1]):
+        series = series * u + c
+    return i0(x) - where(small, series, ans / where(small, 1, x))
+
+
+_i1_p, _i1 = unary("i1", _i1_series, _i1_derivative, doc="The modified Bessel function I1.")
+i0_p, i0 = unary(
+    "i0",
+    np.i0,
+    lambda ans, x: _i1(x),
+    doc="Differentiable ``numpy.i0`` (real input, as NumPy's); its derivative is I1.",
+)
 
 # ---- stop_gradient: the identity with derivative 0 -------------------------------------------
 # Not a NumPy name (not in __all__): the one primitive behind ``transforms.stop_gradient``, here

@@ -19,6 +19,7 @@ values (``unique``, ``histogram``, the ``bincount`` length) need concrete values
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -33,6 +34,7 @@ from . import (
     _convolution,
     _elementwise,
     _indexing,
+    _linalg,
     _nondiff,
     _products,
     _reductions,
@@ -61,6 +63,7 @@ __all__ = [
     "isin",
     "logspace",
     "meshgrid",
+    "polyfit",
     "polyval",
     "r_",
     "row_stack",
@@ -349,6 +352,83 @@ def polyval(p: ArrayLike, x: ArrayLike) -> Array:
     for coefficient in coefficients:
         y = y * x + coefficient
     return y
+
+
+def polyfit(
+    x: ArrayLike,
+    y: ArrayLike,
+    deg: int,
+    rcond: float | None = None,
+    full: bool = False,
+    w: ArrayLike | None = None,
+    cov: bool | str = False,
+) -> Any:
+    """Differentiable ``numpy.polyfit`` (in ``x``, ``y`` and ``w``; ``full`` and ``cov`` as
+    NumPy): NumPy's own steps, a composite of the Vandermonde matrix (built by products,
+    so ``x = 0`` differentiates), its column scaling and ``linalg.lstsq``, whose derivative
+    is that of the pseudo-inverse at constant rank (exact for a well-posed fit).
+
+    Example:
+        >>> import numpy as np
+        >>> import transforms as T
+        >>> import transforms.numpy as tnp
+        >>> x = np.array([0.0, 1.0, 2.0, 3.0])
+        >>> T.grad(lambda y: tnp.polyfit(x, y, 1)[0])(np.array([1.0, 3.0, 5.0, 7.0]))
+        array([-0.3, -0.1,  0.1,  0.3])
+    """
+    order = int(deg) + 1
+    x = _arithmetic.add(_operand(x), 0.0)
+    y = _arithmetic.add(_operand(y), 0.0)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if ndim_of(x) != 1:
+        raise TypeError("expected 1D vector for x")
+    n = shape_of(x)[0]
+    if n == 0:
+        raise TypeError("expected non-empty vector for x")
+    if ndim_of(y) < 1 or ndim_of(y) > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if shape_of(y)[0] != n:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = n * float(np.finfo(dtype_of(x)).eps)
+    powers = [_shape.ones_like(x)]
+    for _ in range(order - 1):
+        powers.append(_arithmetic.multiply(powers[-1], x))
+    lhs: Any = _shape.stack(powers[::-1], axis=1)  # NumPy's vander: highest power first
+    rhs: Any = y
+    if w is not None:
+        w = _arithmetic.add(_operand(w), 0.0)
+        if ndim_of(w) != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if shape_of(w)[0] != n:
+            raise TypeError("expected w and y to have the same length")
+        column = _shape.reshape(w, (n, 1))
+        lhs = _arithmetic.multiply(lhs, column)
+        rhs = _arithmetic.multiply(rhs, column if ndim_of(rhs) == 2 else w)
+    scale = _elementwise.sqrt(_reductions.sum(_arithmetic.multiply(lhs, lhs), axis=0))
+    lhs = _arithmetic.divide(lhs, scale)
+    c, resids, rank, s = _linalg.lstsq(lhs, rhs, rcond)
+    c = _shape.transpose(_arithmetic.divide(_shape.transpose(c), scale))
+    if concrete(rank) != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    base = _linalg.inv(_products.dot(_shape.transpose(lhs), lhs))
+    base = _arithmetic.divide(base, _products.outer(scale, scale))
+    if cov == "unscaled":
+        fac: Any = 1
+    else:
+        if n <= order:
+            raise ValueError(
+                "the number of data points must exceed order to scale the covariance matrix"
+            )
+        fac = _arithmetic.divide(resids, n - order)
+    if ndim_of(y) == 1:
+        return c, _arithmetic.multiply(base, fac)
+    return c, _arithmetic.multiply(_shape.reshape(base, (order, order, 1)), fac)
 
 
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:

@@ -63,7 +63,7 @@ from typing import Any, Literal, NamedTuple, overload
 import numpy as np
 
 from transforms.batching import BatchRule, defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
+from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
 from transforms.core.tree_util import register_pytree_node
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
@@ -78,6 +78,7 @@ from ._shape import in_dtype_of
 from ._shape import operand as _operand
 
 __all__ = [
+    "matrix_rank",
     "det",
     "slogdet",
     "inv",
@@ -688,7 +689,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     s = svdvals(a)
     if min(m, n) > 0:
         cutoff = _reductions.max(s, axis=-1, keepdims=True) * rcond
-        rank = _reductions.sum(_shape.astype(s > cutoff, np.int32), axis=-1)
+        rank = _reductions.sum(s > cutoff, axis=-1, dtype=np.int32)  # NumPy's dtype
     else:
         rank = np.zeros(shape[:-2], dtype=np.int32)
     full = rank == n
@@ -1157,6 +1158,26 @@ def svd(
     return SVDResult(u, s, vh)
 
 
+def _matrix_rank_impl(a: Any, *, tol: Any, hermitian: bool, rtol: Any) -> Any:
+    return np.asarray(np.linalg.matrix_rank(a, tol=tol, hermitian=hermitian, rtol=rtol))
+
+
+matrix_rank_p = Primitive("matrix_rank", _matrix_rank_impl, differentiable=False)
+defbatch(matrix_rank_p, elementwise_rule(matrix_rank_p, gufunc=True))
+
+
+def matrix_rank(
+    A: ArrayLike, tol: Any = None, hermitian: bool = False, *, rtol: Any = None
+) -> Array:
+    """``numpy.linalg.matrix_rank`` (no derivative: an integer): the number of singular
+    values above the tolerance, NumPy's on the values (a stack of matrices too). ``tol``
+    and ``rtol`` are concrete numbers or arrays."""
+    a = _operand(A)
+    if ndim_of(a) < 2:  # NumPy's answer for a vector: a Python int, 1 unless all zero
+        return int(not np.all(np.asarray(concrete(a)) == 0))  # type: ignore[return-value]
+    return matrix_rank_p.bind(a, tol=concrete(tol), hermitian=hermitian, rtol=concrete(rtol))
+
+
 def svdvals(x: ArrayLike, /) -> Array:
     """Differentiable ``numpy.linalg.svdvals`` (``svd(x, compute_uv=False)``)."""
     return svd(x, compute_uv=False)
@@ -1299,7 +1320,7 @@ def multi_dot(arrays: Sequence[ArrayLike], *, out: None = None) -> Array:
     composite). The first/last array may be 1-d (a row/column vector), the others 2-d."""
     if out is not None:
         raise TypeError("tnp.linalg.multi_dot: out= is not supported (arrays are values)")
-    xs = [_operand(x) for x in arrays]
+    xs = [_operand(x) for x in native(arrays)]  # a DataFrame: its rows, not its labels
     if len(xs) < 2:
         raise ValueError("Expecting at least two arrays.")
     first_1d, last_1d = ndim_of(xs[0]) == 1, ndim_of(xs[-1]) == 1

@@ -34,6 +34,7 @@ from ._kit import elementwise_nondifferentiable
 from ._shape import operand as _operand
 
 __all__ = [
+    "lexsort",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -181,6 +182,47 @@ def argsort(
         raise TypeError("argsort: order= (structured arrays) is not supported")
     a = _operand(a)
     return argsort_p.bind(a, axis=_one_axis(axis, ndim_of(a)), kind=kind, stable=stable)
+
+
+def _lexsort_impl(*keys: Any, axis: int) -> Any:
+    return np.lexsort(keys, axis=axis)
+
+
+lexsort_p = nondifferentiable("lexsort", _lexsort_impl)
+
+
+def _lexsort_batch(
+    values: Sequence[Any], dims: Sequence[int | None], *, axis: int
+) -> tuple[Any, int]:
+    # every key with the batch axis in front; ``axis`` counts from the end, so it still
+    # names the same per-example axis
+    return lexsort_p.bind(*materialized(values, dims), axis=axis), 0
+
+
+defbatch(lexsort_p, _lexsort_batch)
+
+
+def lexsort(keys: Any, axis: int = -1) -> Array:
+    """``numpy.lexsort`` (no derivative): the indices that sort by the last key, then the
+    one before it, and so on. ``keys`` is a sequence of arrays of one shape or a 2-d+ array
+    whose first axis enumerates them."""
+    keys = [_operand(k) for k in (keys if isinstance(keys, (list, tuple)) else _rows(keys))]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    ndim = ndim_of(keys[0])
+    if ndim == 0:
+        return np.asarray(np.lexsort([np.asarray(k) for k in keys], axis=axis))
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return lexsort_p.bind(*keys, axis=axis % ndim - ndim)
+
+
+def _rows(keys: Any) -> list[Any]:
+    """The keys of an array argument: its rows (a 1-d array: its elements, as in NumPy)."""
+    keys = _operand(keys)
+    if ndim_of(keys) == 0:
+        return [keys]
+    return [keys[i] for i in range(shape_of(keys)[0])]
 
 
 # ---- data-dependent shapes: not batchable -----------------------------------------------------

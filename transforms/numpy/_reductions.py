@@ -92,7 +92,11 @@ def sum(
     if dtype is not None:
         a = _shape.astype(a, dtype)
     axes = normalize_axes(axis, len(shape_of(a)))
-    return sum_p.bind(a, axes=axes, keepdims=keepdims)
+    total = sum_p.bind(a, axes=axes, keepdims=keepdims)
+    # NumPy's sum widens a small integer (int32, bool) to the platform's int unless asked
+    if dtype is not None and dtype_of(total) != dtype:
+        return _shape.astype(total, dtype)
+    return total
 
 
 def mean(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer
+from transforms.core import Array, ArrayLike, Primitive, Tracer, native, native_types
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule
@@ -270,7 +270,7 @@ defbatch(
 
 def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Array:
     """Differentiable ``numpy.stack``."""
-    xs = [operand(x) for x in arrays]
+    xs = [operand(x) for x in native(arrays)]  # a DataFrame: its rows, not its column labels
     if not xs:
         raise ValueError("need at least one array to stack")
     axis = normalize_axes(axis, ndim_of(xs[0]) + 1)[0]
@@ -304,7 +304,7 @@ defbatch(
 
 def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
     """Differentiable ``numpy.concatenate``."""
-    xs = [operand(x) for x in arrays]
+    xs = [operand(x) for x in native(arrays)]  # a DataFrame: its rows, not its column labels
     if not xs:
         raise ValueError("need at least one array to concatenate")
     if axis is None:
@@ -340,13 +340,17 @@ def asarray(a: Any, dtype: Any = None) -> Array:
 
 def operand(x: Any) -> Any:
     """A public function's array argument: a list or tuple (which may hold tracers) becomes an
-    array; arrays, tracers and scalars pass unchanged (each family's first step)."""
-    return array(x) if isinstance(x, (list, tuple)) else x
+    array, and so does a foreign array-like (a pandas object, a memoryview: ``native``, so a
+    composite never computes with pandas' operators); arrays, tracers and scalars pass
+    unchanged (each family's first step)."""
+    if type(x) in native_types or isinstance(x, Tracer):
+        return x
+    return array(x) if isinstance(x, (list, tuple)) else native(x)
 
 
 def operands(*xs: Any) -> list[Any]:
     """``operand`` of each of ``xs`` (its test written out: the binary functions' hot path)."""
-    return [array(x) if isinstance(x, (list, tuple)) else x for x in xs]
+    return [x if type(x) in native_types or isinstance(x, Tracer) else operand(x) for x in xs]
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
