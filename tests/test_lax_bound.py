@@ -1,10 +1,12 @@
 """transforms.lax under transforms and ``jit``: one application of the construct's primitive.
 
-A construct whose functions close over no traced value is bound as its primitive under every
-transform, so its derived rules run (and ``jit`` records one op); one that closes over a
-traced value runs its algorithm at the caller's level. The two paths must agree to rounding
-in every mode: each cell here runs a closure-free construct both ways (the eager path forced
-by replacing ``apply`` with the algorithm) and checks that the bound path was taken.
+Under a staging trace (``T.jit``'s recording), a construct whose functions close over no
+traced value is bound as its primitive under every transform, so its derived rules run (and
+``jit`` records one op); one that closes over a traced value runs its algorithm at the
+caller's level, and so does every construct when nothing stages (eagerly faster). The two
+paths must agree to rounding in every mode: each cell here runs a closure-free construct
+both ways (the bound path forced by ``staging`` answering yes, the eager path by replacing
+``apply`` with the algorithm) and checks that the bound path was taken.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import transforms as T
 import transforms.numpy as tnp
 from transforms import lax
 from transforms.core import Tracer
-from transforms.lax import _branch, _loops, _scan
+from transforms.lax import _branch, _construct, _loops, _scan
 from transforms.lax._branch import switch_p
 from transforms.lax._loops import fori_loop_p, while_loop_p
 from transforms.lax._scan import scan_p
 from transforms.staging._program import Op
 
 Fn = Callable[[Any], Any]
+_STAGING = _construct.staging  # the real question, which the fixture below answers yes
 
 
 def _grow(c: Any) -> Any:
@@ -62,6 +65,13 @@ _PRIMITIVES = (switch_p, while_loop_p, fori_loop_p, scan_p)
 
 def _eager(primitive: Any, fun: Any, leaves: Any) -> tuple[Any, ...]:
     return tuple(fun(*leaves))
+
+
+@pytest.fixture(autouse=True)
+def staged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here binds constructs under transforms as a live ``jit`` recording makes
+    them (the jit tests have a real one)."""
+    monkeypatch.setattr(_construct, "staging", lambda: True)
 
 
 @pytest.fixture
@@ -280,3 +290,19 @@ def test_nested_constructs_whose_inner_functions_close_over_the_outer_arguments(
     vs = np.array([[0.3, -0.7], [1.1, 0.2]])
     _close(T.vmap(T.grad(f))(vs), np.stack([T.grad(unrolled)(v) for v in vs]))
     _close(T.jit(f)(v), unrolled(v))
+
+
+def test_without_a_staging_trace_a_construct_under_a_transform_runs_its_algorithm(
+    monkeypatch: pytest.MonkeyPatch, traced_binds: list[str]
+) -> None:
+    """Eagerly (no ``jit`` recording live) the algorithm runs at the caller's level, which
+    costs less than the derived rules; the values are the bound path's."""
+    f = CLOSED["scan"]
+    w = _weights(f)
+    bound = T.grad(lambda x: tnp.sum(f(x) * w))(POINT)
+    assert traced_binds
+    traced_binds.clear()
+    monkeypatch.setattr(_construct, "staging", _STAGING)
+    eager = T.grad(lambda x: tnp.sum(f(x) * w))(POINT)
+    assert not traced_binds
+    _close(bound, eager)

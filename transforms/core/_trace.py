@@ -90,9 +90,14 @@ class Trace(abc.ABC, Generic[TracerT]):
 
     ``frozen`` is set while the trace is frozen (``core._freeze``): it maps a tracer of this
     trace to the value it stands for, which ``bind`` uses in its place.
+
+    A trace whose class sets ``stages`` records a program to replay (``T.jit``'s): while one
+    is live, a structured construct (a ``transforms.lax`` loop) prefers to be one primitive,
+    rules included, over running its algorithm eagerly, which is faster when nothing replays.
     """
 
     adopts_finished: ClassVar[bool] = False
+    stages: ClassVar[bool] = False
 
     __slots__ = ("alive", "frozen", "held_by", "level", "name", "transposing")
 

@@ -204,6 +204,8 @@ class RecordTracer(Tracer):
 class RecordTrace(Trace[RecordTracer]):
     """The recording interpreter of one jitted call (see the module docstring)."""
 
+    stages = True  # a lax loop under it (and under the transforms above it) is one op
+
     __slots__ = ("ambient", "count", "externals", "instructions", "reached", "snapshots")
 
     def __init__(self, level: int, externals: dict[int, np.ndarray[Any, Any]]) -> None:
