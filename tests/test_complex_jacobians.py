@@ -73,3 +73,22 @@ def test_the_refusal_names_the_transform_argument_and_fix() -> None:
     parts = lambda xy: tnp.real(xy[:2] + 1j * xy[2:]) ** 2 + 3 * xy[2:]
     xy = np.concatenate([Z.real, Z.imag])
     np.testing.assert_allclose(T.jacfwd(parts)(xy), T.jacrev(parts)(xy))
+
+
+@pytest.mark.parametrize("holomorphic", [False, True])
+@pytest.mark.parametrize("case", sorted(_cases(np)))
+def test_jacfwd_and_jacrev_never_disagree(case: str, holomorphic: bool) -> None:
+    """Without JAX: where both modes give a Jacobian it is the same one, and where the
+    function has no complex derivative at least one refuses (the silent disagreement this
+    issue found: ``[[2]]`` against ``[[2-3j]]``)."""
+    f, x = _cases(tnp)[case]
+    results: dict[str, np.ndarray] = {}
+    for name in ("jacfwd", "jacrev"):
+        try:
+            results[name] = np.asarray(_jacobian(T, name, f, holomorphic)(x))
+        except TypeError:
+            continue
+    if len(results) == 2:
+        np.testing.assert_allclose(results["jacfwd"], results["jacrev"], rtol=1e-13, atol=1e-14)
+    if "non-holomorphic" in case:
+        assert len(results) < 2, "a non-holomorphic function of complex input must be refused"
