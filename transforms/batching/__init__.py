@@ -6,5 +6,14 @@ from ._rules import defbatch as defbatch
 from ._rules import has_batch_rule as has_batch_rule
 from ._trace import BatchTrace as BatchTrace
 from ._trace import BatchTracer as BatchTracer
+from ._trace import is_batched as is_batched
 
-__all__ = ["BatchRule", "BatchTrace", "BatchTracer", "batch_rule", "defbatch", "has_batch_rule"]
+__all__ = [
+    "BatchRule",
+    "BatchTrace",
+    "BatchTracer",
+    "batch_rule",
+    "defbatch",
+    "has_batch_rule",
+    "is_batched",
+]

@@ -93,3 +93,13 @@ class BatchTrace(Trace[BatchTracer]):
         if out_dim is None:
             return out
         return BatchTracer(self, out, out_dim)
+
+
+def is_batched(value: object) -> bool:
+    """Whether any level of ``value`` (a tracer whose primal may be another's) is batched by
+    a ``vmap``: what a rule that cannot run per example asks before it refuses."""
+    while isinstance(value, Tracer):
+        if isinstance(value, BatchTracer):
+            return True
+        value = value.primal
+    return False

@@ -36,7 +36,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.batching import BatchTracer, defbatch
+from transforms.batching import defbatch, is_batched
 from transforms.core import (
     DerivativeDroppedError,
     Primitive,
@@ -126,15 +126,6 @@ _EXACT_TOOLS = (
     "T.custom_root for a root or fixed point, T.custom_linear_solve for a linear solve: "
     "their derivatives are exact in every mode and under vmap"
 )
-
-
-def _batched(value: Any) -> bool:
-    """Whether any level of ``value`` is batched by a ``vmap``."""
-    while isinstance(value, Tracer):
-        if isinstance(value, BatchTracer):
-            return True
-        value = value.primal
-    return False
 
 
 def _per_example_error(name: str, rule: str, variable: str, fix: str) -> TracerBoolConversionError:
@@ -255,7 +246,7 @@ def _custom_jvp_rule(
     try:
         return jvp(list(args), filled)
     except TracerBoolConversionError as err:
-        if not any(_batched(t) for t in filled):
+        if not any(is_batched(t) for t in filled):
             raise
         fix = f"use {_EXACT_TOOLS}; or differentiate in reverse mode (grad, vjp)"
         raise _per_example_error(f"custom_jvp function {name}", "JVP rule", "tangent", fix) from err
@@ -520,7 +511,7 @@ def _custom_vjp_maker(
         try:
             return _or_zeros(bwd(residuals, cts)[argnum], args[argnum])
         except TracerBoolConversionError as err:
-            if not any(_batched(ct) for ct in cts):
+            if not any(is_batched(ct) for ct in cts):
                 raise
             fix = f"use {_EXACT_TOOLS}; or differentiate with grad or vjp (one cotangent)"
             raise _per_example_error(

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.batching import BatchTracer, defbatch
+from transforms.batching import defbatch, is_batched
 from transforms.core import Primitive, Tracer, Transposing, current_traces
 from transforms.forward import defjvp
 from transforms.numpy._define import dtype_of, shape_of
@@ -311,7 +311,7 @@ def _constant_operator_solve(
     """``custom_linear_solve`` with a constant ``matvec``: one linear primitive of ``b``,
     whose solves use ``matvec`` itself (its transpose by its pullback)."""
     name = "custom_linear_solve"
-    if has_aux and _batched(b):
+    if has_aux and is_batched(b):
         # the solver runs once per example, inside the primitive: its aux cannot be batched
         raise NotImplementedError(
             f"{name}: has_aux=True under vmap over b is not supported when the operator is "
@@ -341,15 +341,6 @@ def _constant_operator_solve(
         name=name,
     )
     return (x, aux[0] if aux else None) if has_aux else x
-
-
-def _batched(value: Any) -> bool:
-    """Whether ``value`` is batched by a ``vmap`` at some level of its tracers."""
-    while isinstance(value, Tracer):
-        if isinstance(value, BatchTracer):
-            return True
-        value = value.primal
-    return False
 
 
 def _transposed(matvec: Callable[[Any], Any], zero: Any, name: str) -> Callable[[Any], Any]:
