@@ -610,6 +610,11 @@ class _Builder:
         for shape, domain in zip(shapes, spec.domains(len(shapes)), strict=True):
             a = self.adapt(self.pick(), shape)
             args.append(self.in_domain(a, domain, box=True))
+        for a, domain in zip(args, spec.domains(len(shapes)), strict=True):
+            if domain.distinct and any(np.unique(v).size < v.size for v in self.values[a]):
+                # a "distinct" operand, made here from shared values (a broadcast), repeats
+                # one: a tie at a kink, a rank-deficient fit (polyfit warns as NumPy does)
+                raise _Failed("repeated values in a distinct operand of a row")
         if any(np.any(v == 0.0) for a in args for v in self.values[a]):
             # Exact zeros are never drawn, only made (x - x, tril, maximum(x, 0)...), and a row
             # may rely on generic values (a norm is smooth away from the zero vector only)

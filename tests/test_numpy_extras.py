@@ -337,3 +337,25 @@ def test_einsum_optimize_and_nan_to_num_keywords_differentiate() -> None:
     x = np.array([np.nan, np.inf, -np.inf, 1.5])
     g = T.grad(lambda x: tnp.sum(tnp.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0) ** 2))(x)
     np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, 3.0])
+
+
+def test_polyfit_under_vmap_fits_each_example_and_warns_for_a_rank_deficient_one() -> None:
+    """polyfit's rank check reads the rank per example under vmap (it once asked bool() of
+    the batched rank), and warns as NumPy does when any example's fit is rank-deficient."""
+    x = np.stack([np.linspace(0.0, 1.0, 5) + i for i in range(3)])
+    y = np.sin(3.0 * x)
+    fits = T.vmap(lambda a, b: tnp.polyfit(a, b, 2))(x, y)
+    np.testing.assert_allclose(fits, [np.polyfit(a, b, 2) for a, b in zip(x, y, strict=True)])
+    x[1] = 0.5  # one example's abscissae all equal: rank 1 < 3
+    with pytest.warns(np.exceptions.RankWarning):
+        T.vmap(lambda a, b: tnp.polyfit(a, b, 2))(x, y)
+
+
+def test_piecewise_under_vmap_with_per_example_conditions() -> None:
+    """Conditions that differ per example select per example (every function runs on every
+    element, as jax.numpy.piecewise), values and derivatives equal to a loop."""
+    f = lambda x: tnp.piecewise(x, [x < 0, x >= 1], [lambda v: -v, tnp.exp, lambda v: v**2])
+    xs = np.array([-2.0, 0.5, 1.5, 0.9])
+    np.testing.assert_allclose(T.vmap(f)(xs), [f(x) for x in xs])
+    np.testing.assert_allclose(T.vmap(T.grad(f))(xs), [T.grad(f)(x) for x in xs])
+    np.testing.assert_allclose(T.vmap(T.grad(f))(xs), [-1.0, 1.0, np.exp(1.5), 1.8])

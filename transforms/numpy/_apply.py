@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from transforms.batching import is_batched
 from transforms.core import Array, ArrayLike, concrete
 
 from . import _indexing, _shape
 from ._define import dtype_of, ndim_of, shape_of
+from ._nondiff import logical_not, logical_or
 from ._shape import operand as _operand
 
 __all__ = ["apply_along_axis", "piecewise", "vectorize"]
@@ -33,7 +35,10 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     of boolean ``getitem`` and ``at[].set``). Each function is called only on the elements
     of ``x`` where its condition holds, as in NumPy; a later condition overrides an earlier
     one, elements no condition selects are 0, and one function more than conditions is the
-    "otherwise" case. The conditions must be concrete (they select elements).
+    "otherwise" case. The conditions select elements by their values; under ``vmap``, where
+    they differ per example, every function runs on every element and ``where`` selects (as
+    ``jax.numpy.piecewise`` does), so an untaken function's overflow can reach a derivative
+    as NaN there.
 
     Example:
         >>> import numpy as np
@@ -48,6 +53,8 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     ndim = ndim_of(x)
     if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray)) and ndim != 0):
         condlist = [condlist]
+    if any(is_batched(c) for c in condlist):
+        return _selected(x, list(condlist), funclist, args, kw)
     conds = np.asarray([np.asarray(concrete(c)) for c in condlist], dtype=bool)
     if len(conds) == n_funcs - 1:
         conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)])
@@ -64,6 +71,28 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
             y = _indexing.at(y)[cond].set(func)
         elif cond.any():
             y = _indexing.at(y)[cond].set(func(_indexing.getitem(x, cond), *args, **kw))
+    return y  # type: ignore[no-any-return]
+
+
+def _selected(
+    x: Any, conds: list[Any], funclist: Sequence[Any], args: Any, kw: dict[str, Any]
+) -> Array:
+    """``piecewise`` by selection: every function on all of ``x``, the last condition that
+    holds choosing (per-example conditions under ``vmap``)."""
+    if len(conds) == len(funclist) - 1:
+        taken: Any = conds[0]
+        for c in conds[1:]:
+            taken = logical_or(taken, c)
+        conds = [*conds, logical_not(taken)]
+    elif len(conds) != len(funclist):
+        raise ValueError(
+            f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
+            "functions are expected"
+        )
+    y: Any = _shape.zeros_like(x)
+    for cond, func in zip(conds, funclist, strict=True):
+        value = func(x, *args, **kw) if callable(func) else func
+        y = _shape.where(cond, _shape.astype(value, dtype_of(x)), y)
     return y  # type: ignore[no-any-return]
 
 

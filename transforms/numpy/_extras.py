@@ -410,7 +410,7 @@ def polyfit(
     lhs = _arithmetic.divide(lhs, scale)
     c, resids, rank, s = _linalg.lstsq(lhs, rhs, rcond)
     c = _shape.transpose(_arithmetic.divide(_shape.transpose(c), scale))
-    if concrete(rank) != order and not full:
+    if not full and np.any(np.asarray(concrete(rank)) != order):  # (per example under vmap)
         warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
     if full:
         return c, resids, rank, s, rcond
