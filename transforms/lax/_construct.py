@@ -297,18 +297,23 @@ class _GuardTrace(Trace[_GuardTracer]):
             "through its arguments (the carry or xs)",
         )
 
+    def values(self, xs: Sequence[object]) -> list[Any]:
+        """What ``xs`` stand for one level down: this trace's tracers unwrapped, any other
+        tracer (a closed-over traced value) refused."""
+        values = []
+        for x in xs:
+            if isinstance(x, _GuardTracer) and x._trace is self:
+                values.append(x._value)
+            elif isinstance(x, Tracer):
+                raise self.refuse()
+            else:
+                values.append(x)
+        return values
+
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
-        values = []
-        for a in args:
-            if isinstance(a, _GuardTracer) and a._trace is self:
-                values.append(a._value)
-            elif isinstance(a, Tracer):
-                raise self.refuse()
-            else:
-                values.append(a)
-        ans = primitive.bind(*values, **params)
+        ans = primitive.bind(*self.values(args), **params)
         if primitive.multiple_results:
             return tuple(_GuardTracer(self, a) for a in ans)
         return _GuardTracer(self, ans)
@@ -336,12 +341,4 @@ class _Guarded:
         self.watched = True
         with new_trace(lambda level: _GuardTrace(level, self)) as trace:
             out = self.fun(*[_GuardTracer(trace, x) for x in leaves])
-            values = []
-            for o in out:
-                if isinstance(o, _GuardTracer) and o._trace is trace:
-                    values.append(o._value)
-                elif isinstance(o, Tracer):
-                    raise trace.refuse()
-                else:
-                    values.append(o)
-        return tuple(values)
+            return tuple(trace.values(out))
