@@ -53,16 +53,16 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     ndim = ndim_of(x)
     if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray)) and ndim != 0):
         condlist = [condlist]
+    if len(condlist) not in (n_funcs - 1, n_funcs):
+        raise ValueError(
+            f"with {len(condlist)} condition(s), either {len(condlist)} or "
+            f"{len(condlist) + 1} functions are expected"
+        )
     if any(is_batched(c) for c in condlist):
         return _selected(x, list(condlist), funclist, args, kw)
     conds = np.asarray([np.asarray(concrete(c)) for c in condlist], dtype=bool)
     if len(conds) == n_funcs - 1:
         conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)])
-    elif len(conds) != n_funcs:
-        raise ValueError(
-            f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
-            "functions are expected"
-        )
     y: Any = _shape.zeros_like(x)
     for cond, func in zip(conds, funclist, strict=True):
         if ndim == 0:  # NumPy's piecewise of a 0-d x works on its 1-d view
@@ -84,11 +84,6 @@ def _selected(
         for c in conds[1:]:
             taken = logical_or(taken, c)
         conds = [*conds, logical_not(taken)]
-    elif len(conds) != len(funclist):
-        raise ValueError(
-            f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
-            "functions are expected"
-        )
     y: Any = _shape.zeros_like(x)
     for cond, func in zip(conds, funclist, strict=True):
         value = func(x, *args, **kw) if callable(func) else func
