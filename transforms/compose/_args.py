@@ -9,7 +9,7 @@ from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 
-from transforms.core import Array, Scalar, Tracer
+from transforms.core import Array, Scalar, Tracer, arrays
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_structure
 from transforms.numpy._define import dtype_of
 
@@ -173,6 +173,10 @@ def _is_inexact_tracer(x: Any) -> bool:
 def as_input(x: Any, transform: str, where: str) -> Any:
     """A leaf to differentiate with respect to: a float/complex array (or tracer)."""
     if not isinstance(x, (Tracer, np.ndarray, np.generic, int, float, complex)):
+        if arrays.is_foreign(x):  # a Dask or CuPy array: kept in its library
+            arrays.hold()
+            check_differentiable(x, transform, where)
+            return x
         if not isinstance(x, (list, tuple)) and np.asarray(x).dtype == object:
             raise TypeError(
                 f"{transform}: {where} is a {type(x).__name__} instance, neither an array nor "

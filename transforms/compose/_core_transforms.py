@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Trace, Tracer, current_traces, new_trace
+from transforms.core import Trace, Tracer, arrays, current_traces, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.forward import JVPTrace, JVPTracer
 from transforms.numpy import zeros_like
@@ -106,7 +106,7 @@ def _as_cotangent(c: Any, dtype: np.dtype[Any], i: int) -> Any:
     """A cotangent has its output's dtype (JAX's contract); a Python scalar takes it."""
     if isinstance(c, (int, float, complex)) and not isinstance(c, bool):
         return np.asarray(c, dtype=dtype)
-    if not isinstance(c, (np.ndarray, np.generic, Tracer)):
+    if not isinstance(c, (np.ndarray, np.generic, Tracer)) and not arrays.is_foreign(c):
         raise TypeError(
             f"vjp: cotangent {i} is a {type(c).__name__}, not an array of dtype {dtype}"
         )

@@ -14,7 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from transforms.batching import BatchTrace, BatchTracer
-from transforms.core import Tracer, new_trace
+from transforms.core import Tracer, arrays, new_trace
 from transforms.core.tree_util import tree_flatten
 from transforms.numpy import broadcast_to, moveaxis
 from transforms.numpy._define import shape_of
@@ -53,12 +53,15 @@ def _broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[int | None]:
 def _mappable(x: Any, position: int) -> Any:
     """A leaf to map over: an array (or tracer) with at least one axis."""
     if not isinstance(x, (np.ndarray, Tracer)):
-        if not isinstance(x, (int, float, complex, np.generic)):
+        if arrays.is_foreign(x):  # a Dask or CuPy array: mapped in its library
+            arrays.hold()
+        elif not isinstance(x, (int, float, complex, np.generic)):
             raise TypeError(
                 f"vmap: argument {position} is a {type(x).__name__}, not an array; pass an "
                 "array, or in_axes=None for an argument that is not mapped"
             )
-        x = np.asarray(x)
+        else:
+            x = np.asarray(x)
     if len(shape_of(x)) == 0:
         raise ValueError(
             f"vmap: argument {position} is a scalar (0-d) and has no axis to map over; give "

@@ -1,5 +1,6 @@
 """The transform-agnostic core: primitives, traces, the trace stack, pytrees, errors."""
 
+from . import arrays as arrays
 from . import tree_util as tree_util
 from ._freeze import frozen as frozen
 from ._freeze import thawed as thawed
@@ -29,6 +30,7 @@ from ._types import Array as Array
 from ._types import ArrayLike as ArrayLike
 from ._types import DType as DType
 from ._types import Scalar as Scalar
+from .errors import ArrayLibraryError as ArrayLibraryError
 from .errors import ConcretizationTypeError as ConcretizationTypeError
 from .errors import DerivativeDroppedError as DerivativeDroppedError
 from .errors import EscapedTracerError as EscapedTracerError
@@ -41,6 +43,8 @@ from .errors import UnexpectedTracerError as UnexpectedTracerError
 __all__ = [
     "Array",
     "ArrayLike",
+    "ArrayLibraryError",
+    "arrays",
     "ConcretizationTypeError",
     "DType",
     "DerivativeDroppedError",

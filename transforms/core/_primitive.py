@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import numpy as np
 
+from . import arrays as _arrays
 from ._freeze import thawed
+from ._stack import current_traces
 from ._trace import Tracer, find_top_trace
 
 if TYPE_CHECKING:
@@ -76,6 +78,8 @@ def native(x: Any) -> Any:
         or isinstance(x, (np.ndarray, np.generic, Tracer, str, bytes))
         or type(x) in _CONTAINERS
     ):
+        return x
+    if hasattr(type(x), "__array_function__"):  # Dask, CuPy: its own library (``_arrays``)
         return x
     if isinstance(x, memoryview) or hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
         return np.asarray(x)
@@ -161,7 +165,7 @@ class Primitive(Generic[OutT]):
     def bind(self, *args: Any, **params: Any) -> OutT:
         """Apply the primitive, letting the highest-level trace among ``args`` interpret it."""
         top = None
-        mixed = False
+        mixed = foreign = False
         for arg in args:
             if isinstance(arg, Tracer):
                 if top is None:
@@ -172,17 +176,29 @@ class Primitive(Generic[OutT]):
             elif type(arg) not in native_types:
                 if type(arg) in _CONTAINERS:
                     _refuse_hidden_tracers(self, args)
+                elif _arrays.is_foreign(arg):  # Dask, CuPy: the library's own call
+                    foreign = True
+                    _arrays.hold()
                 elif native(arg) is not arg:  # a pandas object, a memoryview: an ndarray
                     args = tuple(native(a) for a in args)
-        if top is None:  # nothing is traced
-            out = self.impl(*args, **params)
-            return out if type(out) is np.ndarray else no_scalars(out)
-        if not top.alive:
-            top = find_top_trace(self, args)  # raises EscapedTracerError, unless frozen
-            if top is not None and top.frozen is not None:
-                return self.bind(*map(thawed, args), **params)
-        # The interpreters' results are typed ``object``: the primitive's type says what.
-        return top.process_primitive(self, args, params)  # type: ignore[union-attr, return-value]
+        try:
+            if top is None:  # nothing is traced
+                out = self.impl(*args, **params)
+                return out if type(out) is np.ndarray else no_scalars(out)
+            if not top.alive:
+                top = find_top_trace(self, args)  # raises EscapedTracerError, unless frozen
+                if top is not None and top.frozen is not None:
+                    return self.bind(*map(thawed, args), **params)
+            # The interpreters' results are typed ``object``: the primitive's type says what.
+            return top.process_primitive(self, args, params)  # type: ignore[union-attr, return-value]
+        except (FutureWarning, TypeError) as error:  # another array library's refusal?
+            refusal = _arrays.library_error(self.name, error)
+            if refusal is None:
+                raise
+            raise refusal from error
+        finally:
+            if foreign and not current_traces():  # an untraced call: it held them alone
+                _arrays.release()
 
     __call__ = bind
 

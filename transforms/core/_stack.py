@@ -13,6 +13,7 @@ from contextvars import ContextVar, Token
 from typing import Any, Generic, TypeVar
 
 from . import _memory
+from . import arrays as _arrays
 from ._trace import Trace
 
 __all__ = ["new_trace", "current_traces"]
@@ -45,6 +46,8 @@ class new_trace(Generic[TraceT]):  # lower case: it is used as a function, `with
     def __exit__(self, *exc_info: object) -> None:
         self._trace.alive = False
         _STACK.reset(self._token)
+        if _arrays._HELD.get() and not _STACK.get():  # the outermost transform is done
+            _arrays.release()
 
 
 def current_traces() -> tuple[Trace[Any], ...]:

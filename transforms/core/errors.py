@@ -11,6 +11,7 @@ __all__ = [
     "ConcretizationTypeError",
     "TracerBoolConversionError",
     "UnexpectedTracerError",
+    "ArrayLibraryError",
 ]
 
 
@@ -94,3 +95,19 @@ class UnexpectedTracerError(TransformsError, TypeError):
             "derivative. Pass the value as an argument of the function (nondiff_argnums for "
             "one that is not differentiated), or use T.checkpoint, which converts closures"
         )
+
+
+class ArrayLibraryError(TransformsError, NotImplementedError):
+    """An operation the array library of its operands does not have (Dask has no ``eigh``,
+    ``det`` or ``sort``): an error, never a silent computation of the whole array. The fix
+    is to bring the operand into memory first, or to use an operation the library has."""
+
+    def __init__(self, what: str, library: str) -> None:
+        super().__init__(
+            f"{what} is not available for {library} arrays: {library} does not implement it, "
+            f"and transforms never computes a whole {library} array behind your back. Compute "
+            "the operand first (dask: x.compute(), or x.persist() to keep it distributed, "
+            "cupy: x.get()) if it fits in memory, or express the step with operations "
+            f"{library} has"
+        )
+        self.library = library

@@ -64,6 +64,7 @@ import numpy as np
 
 from transforms.batching import BatchRule, defbatch
 from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
+from transforms.core.arrays import reduce
 from transforms.core.tree_util import register_pytree_node
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
@@ -305,7 +306,7 @@ def _subsets(mask: int) -> list[int]:
 
 def _trace_of_product(x: Any, y: Any) -> Any:
     """``tr(x @ y)`` for stacks of matrices (raw NumPy)."""
-    return np.add.reduce(x * y.swapaxes(-1, -2), axis=(-2, -1))
+    return reduce(np.add, x * y.swapaxes(-1, -2), (-2, -1))
 
 
 def _cofactor_series(inv_b: Any, det_b: Any, es: Sequence[Any]) -> Any:
@@ -357,7 +358,7 @@ def _cofactor_by_svd(a: Any, es: Sequence[Any]) -> Any:
 
 
 def _one_norm(x: Any) -> Any:
-    return np.maximum.reduce(np.add.reduce(np.abs(x), axis=-2), axis=-1)
+    return reduce(np.maximum, reduce(np.add, np.abs(x), -2), -1)
 
 
 def _well_conditioned(a: Any) -> Any:
@@ -372,7 +373,7 @@ def _well_conditioned(a: Any) -> Any:
 
 def _largest(x: Any) -> Any:
     """The largest magnitude in each matrix of the stack ``x`` (1 for a zero matrix)."""
-    m = np.maximum.reduce(np.abs(x), axis=(-2, -1), initial=0.0)
+    m = reduce(np.maximum, np.abs(x), (-2, -1), initial=0.0)
     return np.where(m > 0, m, 1.0)
 
 

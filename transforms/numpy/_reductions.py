@@ -25,6 +25,7 @@ import numpy as np
 
 from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive, concrete
+from transforms.core.arrays import reduce
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity
@@ -76,7 +77,7 @@ def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bo
 # The impls call the ufuncs' ``reduce``: what ``np.sum``/``np.prod``/``np.max`` call after
 # their ``__array_function__`` dispatch and keyword handling (a microsecond per call, which a
 # reduction inside every pullback and batching rule pays many times over).
-sum_p = Primitive("sum", lambda x, axes, keepdims: np.add.reduce(x, axes, keepdims=keepdims))
+sum_p = Primitive("sum", lambda x, axes, keepdims: reduce(np.add, x, axes, keepdims))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
 defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, shape_of(x), axes, keepdims))
 defbatch(sum_p, reduction_rule(sum_p))
@@ -145,7 +146,7 @@ def _product_of_others(x: Any, axes: tuple[int, ...]) -> Any:
     return _shape.transpose(others, [int(i) for i in np.argsort(perm)])
 
 
-prod_p = Primitive("prod", lambda x, axes, keepdims: np.multiply.reduce(x, axes, keepdims=keepdims))
+prod_p = Primitive("prod", lambda x, axes, keepdims: reduce(np.multiply, x, axes, keepdims))
 defjvp(
     prod_p,
     lambda t, ans, x, axes, keepdims: sum_p.bind(
