@@ -1,0 +1,129 @@
+"""Every row of the op-spec table on Dask arrays, in every mode the row allows, against NumPy.
+
+Modes: the function itself, ``grad`` of a scalarisation (reverse mode through the row's VJP
+rules), ``jvp`` (forward mode, Dask tangents) and ``vmap`` over a batch of two. Each runs
+with the Dask scheduler replaced by one that fails the test (building the result must not
+compute anything: a ``compute()``, an ``np.asarray`` of a Dask array) and with Dask's
+warning for a NumPy function it lacks (it would compute the whole array) as an error. The
+result's arrays must be Dask arrays, and computed they must equal NumPy's result on the same
+values (to rounding: Dask sums chunk by chunk).
+
+A row Dask cannot run (``DASK_LACKS``: it has no such operation) must raise
+``ArrayLibraryError`` in every mode, naming the primitive and the library.
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from op_specs import OP_SPECS, OpSpec, cases
+
+import transforms as T
+import transforms.numpy as tnp
+from transforms.core import ArrayLibraryError, current_traces
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+#: Rows whose operation Dask does not have: each must raise ArrayLibraryError.
+DASK_LACKS: dict[str, str] = {}
+
+
+def _refuse_compute(dsk: Any, keys: Any, **kwargs: Any) -> Any:
+    frames = [f for f in traceback.extract_stack() if "/transforms/" in f.filename]
+    where = " <- ".join(f"{f.filename.rsplit('/transforms/', 1)[-1]}:{f.lineno}" for f in frames[::-1][:4])
+    raise AssertionError(f"a Dask array was computed while the result was built, at {where}")
+
+
+def to_dask(a: np.ndarray) -> Any:
+    """``a`` as a Dask array of two chunks along each axis (one for a length-1 axis)."""
+    a = np.asarray(a)
+    return da.from_array(a, chunks=tuple(max(1, (n + 1) // 2) for n in a.shape))
+
+
+def _leaves(y: Any) -> Iterator[Any]:
+    if isinstance(y, (tuple, list)):
+        for v in y:
+            yield from _leaves(v)
+    else:
+        yield y
+
+
+def _scalar(f: Callable[..., Any]) -> Callable[..., Any]:
+    def g(*xs: Any) -> Any:
+        total = 0.0
+        for v in _leaves(f(*xs)):
+            if np.issubdtype(v.dtype, np.inexact):
+                total = total + tnp.sum(tnp.real(v) * 1.5)
+        return total
+
+    return g
+
+
+def _modes(
+    f: Callable[..., Any], args: tuple[Any, ...], convert: Callable[[Any], Any]
+) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
+    n = len(args)
+    tangents = tuple(convert(np.full_like(a, 0.5)) for a in args)
+    batched = tuple(convert(np.stack([a, a * 0.5 + 0.25])) for a in args)
+    return {
+        "f": (f, tuple(map(convert, args))),
+        "grad": (T.grad(_scalar(f), argnums=tuple(range(n))), tuple(map(convert, args))),
+        "jvp": (lambda *xs: T.jvp(f, xs, tangents), tuple(map(convert, args))),
+        "vmap": (T.vmap(f), batched),
+    }
+
+
+def _numpy(fun: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    try:
+        return fun(*args)
+    except Exception:  # the row does not allow this mode (no derivative, not batchable)
+        return None
+
+
+def _lazily(fun: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # Dask: "... is not implemented"
+        with dask.config.set(scheduler=_refuse_compute):
+            return fun(*args)
+
+
+def _check(got: Any, expected: Any, what: str) -> None:
+    got_leaves, expected_leaves = list(_leaves(got)), list(_leaves(expected))
+    assert len(got_leaves) == len(expected_leaves), what
+    for g, e in zip(got_leaves, expected_leaves, strict=True):
+        if isinstance(e, np.ndarray) and e.size and not isinstance(g, da.Array):
+            raise AssertionError(f"{what}: a {type(g).__name__} where a Dask array was due")
+        value = g.compute(scheduler="sync") if isinstance(g, da.Array) else g
+        assert np.shape(value) == np.shape(e), what
+        assert np.asarray(value).dtype == np.asarray(e).dtype, what
+        np.testing.assert_allclose(value, e, rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=what)
+
+
+@pytest.mark.parametrize("spec", OP_SPECS, ids=lambda s: s.name)
+@settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_row_on_dask_equals_numpy(spec: OpSpec, data: st.DataObject) -> None:
+    case = data.draw(cases(spec), label="case")
+    numpy_modes = _modes(case.f, case.args, lambda a: a)
+    dask_modes = _modes(case.f, case.args, to_dask)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (a row's domain edges: values compared)
+        for mode, (fun, args) in numpy_modes.items():
+            expected = _numpy(fun, args)
+            if expected is None:
+                continue
+            lazy_fun, lazy_args = dask_modes[mode]
+            if spec.name in DASK_LACKS:
+                with pytest.raises(ArrayLibraryError, match="dask"):
+                    _lazily(lazy_fun, lazy_args)
+                continue
+            _check(_lazily(lazy_fun, lazy_args), expected, f"{spec.name} {mode}")
+    assert current_traces() == ()
