@@ -38,7 +38,9 @@ DASK_LACKS: dict[str, str] = {}
 
 def _refuse_compute(dsk: Any, keys: Any, **kwargs: Any) -> Any:
     frames = [f for f in traceback.extract_stack() if "/transforms/" in f.filename]
-    where = " <- ".join(f"{f.filename.rsplit('/transforms/', 1)[-1]}:{f.lineno}" for f in frames[::-1][:4])
+    where = " <- ".join(
+        f"{f.filename.rsplit('/transforms/', 1)[-1]}:{f.lineno}" for f in frames[::-1][:4]
+    )
     raise AssertionError(f"a Dask array was computed while the result was built, at {where}")
 
 

@@ -33,7 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Primitive, Trace, Tracer, current_traces, new_trace
+from transforms.core import Primitive, Trace, Tracer, arrays, current_traces, new_trace
 from transforms.core.tree_util import tree_map
 from transforms.forward import defjvp_joint
 from transforms.reverse import defvjp_argnum
@@ -55,7 +55,17 @@ def _fingerprint(value: Any) -> tuple[Any, ...]:
     if isinstance(value, np.ndarray):
         digest = hashlib.blake2b(np.ascontiguousarray(value).data, digest_size=16)
         return (value.shape, value.dtype.str, digest.digest())
+    if arrays.is_foreign(value):
+        token = getattr(value, "name", None)  # Dask: its graph's key, new on every change
+        if not isinstance(token, str):  # (CuPy: its bytes, brought to the host on purpose)
+            token = hashlib.blake2b(value.tobytes(), digest_size=16).digest()
+        return (arrays.library_of(value), value.shape, value.dtype.str, token)
     return (type(value).__name__, repr(value))
+
+
+def _watched_constant(value: object) -> bool:
+    """A value the function reads that must be the same when it is recomputed."""
+    return isinstance(value, _CONSTANTS) or arrays.is_foreign(value)
 
 
 class _WatchTracer(Tracer):
@@ -142,7 +152,7 @@ class _WatchTrace(Trace[_WatchTracer]):
             elif isinstance(a, Tracer):
                 values.append(self.substitute(a))
             else:
-                if isinstance(a, _CONSTANTS):
+                if _watched_constant(a):
                     self.reads.append(_fingerprint(a))
                 values.append(a)
         for t, alive in zip(self.below, self.was_alive, strict=True):  # release
@@ -190,7 +200,7 @@ class _Watched:
             trace.watched = self
             trace.captures = {id(c): v for c, v in zip(self.closed, args[n:], strict=True)}
             watched = [
-                _WatchTracer(trace, a) if isinstance(a, (Tracer, *_CONSTANTS)) else a
+                _WatchTracer(trace, a) if isinstance(a, Tracer) or _watched_constant(a) else a
                 for a in args[:n]
             ]
             trace.hold()

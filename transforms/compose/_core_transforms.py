@@ -97,7 +97,10 @@ def jvp_flat(
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
         flat_out, tree_out = tree_flatten(out)
         primals_out = [_array(o.primal if trace.owns(o) else o) for o in flat_out]
-        tangents_out = [_array(o.tangent if trace.owns(o) else zeros_like(o)) for o in flat_out]
+        tangents_out = [
+            arrays.like(_array(o.tangent if trace.owns(o) else zeros_like(o)), p)
+            for o, p in zip(flat_out, primals_out, strict=True)
+        ]
         aux = strip(aux, trace)
     return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
 
@@ -204,6 +207,8 @@ class FlatPullback:
         flat = []
         for i, (c, p) in enumerate(zip(cts, self._primals, strict=True)):
             c = _array(zeros_like(p) if c is None else c)
+            if type(c) is not type(p) and not isinstance(c, Tracer):  # a Dask input's
+                c = arrays.like(c, p)  # cotangent: a Dask array, even where it is constant
             flat.append(c)
             if dtype_of(c) != dtype_of(p):  # a rule broke the contract: never pass it on
                 raise TypeError(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.core import Tracer, concrete, new_trace
+from transforms.core import ArrayLibraryError, Tracer, arrays, concrete, new_trace
 from transforms.core.tree_util import register_pytree_node, tree_flatten
 from transforms.numpy._define import dtype_of
 from transforms.sparsity import Pattern, SparsityTrace, SparsityTracer, input_tracer, scipy_sparse
@@ -57,6 +57,9 @@ def _input(args: tuple[Any, ...], argnums: int, name: str) -> tuple[int, Any]:
         )
     (position,) = normalize_argnums(argnums, len(args), name)
     x = args[position]
+    if arrays.is_foreign(x):  # its result is a scipy.sparse matrix, in this process's memory
+        what = f"{name} (its result is a scipy.sparse matrix)"
+        raise ArrayLibraryError(what, arrays.library_of(x))
     if not isinstance(x, (np.ndarray, Tracer, float, int, complex, np.generic)):
         raise TypeError(
             f"{name}: argument {position} must be an array, got {type(x).__name__}; "

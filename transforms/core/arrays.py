@@ -26,7 +26,7 @@ import re
 import threading
 import warnings
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -38,6 +38,7 @@ __all__ = [
     "is_foreign",
     "library_error",
     "library_of",
+    "like",
     "reduce",
     "release",
     "scatter_add",
@@ -59,6 +60,16 @@ def asarray(x: Any) -> Any:
     if type(x) is np.ndarray or not hasattr(type(x), "__array_function__"):
         return np.asarray(x)
     return x if is_foreign(x) else np.asarray(x)
+
+
+def like(value: Any, reference: Any) -> Any:
+    """``value`` (a derivative) in the library of ``reference`` (its primal): a derivative
+    that does not depend on a Dask input's values (the gradient of ``sum(x)``) comes out of
+    the rules as a NumPy array, and is handed back as the input's kind of array, as JAX hands
+    back a derivative on its primal's device. An ndarray ``reference`` takes it as it is."""
+    if type(value) is type(reference) or not is_foreign(reference) or is_foreign(value):
+        return value
+    return np.asarray(value, like=reference)
 
 
 #: ufunc -> the namespace function that reduces with it (carried by ``__array_function__``).
@@ -95,7 +106,10 @@ def scatter_add(out: Any, index: Any, values: Any) -> Any:
 #: Dask's warning for a NumPy function it lacks (it then computes the whole array).
 _DASK_FALLBACK = re.compile(r"The `(?P<func>[\w.]+)` function is not implemented by Dask array")
 #: NumPy's error when no library in a call implements a function (CuPy, for one it lacks).
-_NO_IMPLEMENTATION = re.compile(r"no implementation found for '(?P<func>[\w.]+)' on types")
+_NO_IMPLEMENTATION = re.compile(
+    r"no implementation found for '(?P<func>[\w.]+)' on types that implement "
+    r"__array_function__: \[<class '(?P<library>\w+)"
+)
 
 _FILTER = ("error", _DASK_FALLBACK, FutureWarning, None, 0)
 _lock = threading.Lock()
@@ -114,7 +128,7 @@ def hold() -> None:
     _HELD.set(True)
     with _lock:
         if _holders == 0:
-            warnings.filters.insert(0, _FILTER)  # type: ignore[arg-type]
+            _filters().insert(0, _FILTER)
             warnings._filters_mutated()  # type: ignore[attr-defined]
         _holders += 1
 
@@ -129,22 +143,25 @@ def release() -> None:
         _holders -= 1
         if _holders == 0:
             try:
-                warnings.filters.remove(_FILTER)  # type: ignore[arg-type]
+                _filters().remove(_FILTER)
             except ValueError:  # the user reset the filters meanwhile
                 pass
             warnings._filters_mutated()  # type: ignore[attr-defined]
 
 
+def _filters() -> list[Any]:
+    return cast("list[Any]", warnings.filters)  # (typeshed: a Sequence; it is the list)
+
+
 def library_error(name: str, error: BaseException) -> ArrayLibraryError | None:
     """The ``ArrayLibraryError`` that ``error`` (raised while the primitive ``name`` ran) stands
     for, or ``None`` if it is not a library's refusal."""
-    message = str(error)
     if isinstance(error, FutureWarning):
-        match, library = _DASK_FALLBACK.search(message), "dask"
+        match = _DASK_FALLBACK.search(str(error))
+        library = "dask"
     else:
-        match = _NO_IMPLEMENTATION.search(message)
-        library = message.rsplit("'", 2)[-2].partition(".")[0] if match else ""
-        library = library.lstrip("<class ").strip("'") or "another array library"
+        match = _NO_IMPLEMENTATION.search(str(error))
+        library = match["library"] if match else ""
     if match is None:
         return None
     return ArrayLibraryError(f"primitive '{name}' ({match['func']})", library)

@@ -27,7 +27,7 @@ import numpy as np
 import transforms.numpy as tnp
 from transforms.batching import BatchTrace, BatchTracer
 from transforms.compose._custom import stop_gradient
-from transforms.core import Tracer, concrete, refuse_concrete
+from transforms.core import Tracer, arrays, concrete, refuse_concrete
 from transforms.core.tree_util import tree_flatten
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
 
 def _as_array(x: Any) -> Any:
     """A leaf as an array: Python numbers become 0-d arrays (tracers and arrays stay)."""
-    return x if isinstance(x, (Tracer, np.ndarray)) else np.asarray(x)
+    return x if isinstance(x, (Tracer, np.ndarray)) else arrays.asarray(x)
 
 
 def leaves_of(tree: Any) -> tuple[list[Any], Any]:

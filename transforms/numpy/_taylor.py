@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import batch_rule
-from transforms.core import Primitive, Tracer
+from transforms.core import Primitive, Tracer, arrays
 from transforms.taylor import (
     COLLAPSED,
     add_collapsed,
@@ -72,9 +72,12 @@ def _dtype(x: Any) -> Any:
 
 
 def _plain(*xs: Any) -> bool:
-    """No tracer among ``xs``: the rule may run NumPy itself (the eager hot path)."""
+    """No tracer among ``xs``, and no array of another library (a Dask array: the rule's
+    stacks are written in place): the rule may run NumPy itself (the eager hot path)."""
     for x in xs:  # (a loop, not any() of a generator: this runs in most rule applications)
-        if isinstance(x, Tracer):
+        if type(x) is np.ndarray or x is None:
+            continue
+        if isinstance(x, Tracer) or arrays.is_foreign(x):
             return False
     return True
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol, TypeVar, overload
 
 import numpy as np
 
-from transforms.core import Array, ArrayLike, Tracer, new_trace
+from transforms.core import Array, ArrayLike, Tracer, arrays, new_trace
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 
 from ._rules import array_ops
@@ -21,6 +21,9 @@ __all__ = ["jet", "derivative", "derivatives", "directional_derivatives"]
 def _as_array(x: Any, what: str, *where: int) -> Any:
     """``x`` as an array or tracer; the error names ``what`` (formatted with ``where``)."""
     if isinstance(x, (Tracer, np.ndarray)):
+        return x
+    if arrays.is_foreign(x):  # a Dask or CuPy array: its series stay in its library
+        arrays.hold()
         return x
     if isinstance(x, (np.generic, int, float, complex)) and not isinstance(x, bool):
         return np.asarray(x)
