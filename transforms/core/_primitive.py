@@ -192,7 +192,7 @@ class Primitive(Generic[OutT]):
             # The interpreters' results are typed ``object``: the primitive's type says what.
             return top.process_primitive(self, args, params)  # type: ignore[union-attr, return-value]
         except (FutureWarning, TypeError) as error:  # another array library's refusal?
-            refusal = _arrays.library_error(self.name, error)
+            refusal = _arrays.library_error(self.name, error, args)
             if refusal is None:
                 raise
             raise refusal from error

@@ -111,6 +111,12 @@ _NO_IMPLEMENTATION = re.compile(
     r"__array_function__: \[<class '(?P<library>\w+)"
 )
 
+#: A ufunc's method (``reduce``) that a library's ``__array_ufunc__`` does not carry.
+_UFUNC_REFUSED = re.compile(
+    r"operand type\(s\) all returned NotImplemented from __array_ufunc__\(<ufunc '(?P<func>\w+)'>"
+    r", '(?P<method>\w+)'"
+)
+
 _FILTER = ("error", _DASK_FALLBACK, FutureWarning, None, 0)
 _lock = threading.Lock()
 _holders = 0
@@ -153,15 +159,26 @@ def _filters() -> list[Any]:
     return cast("list[Any]", warnings.filters)  # (typeshed: a Sequence; it is the list)
 
 
-def library_error(name: str, error: BaseException) -> ArrayLibraryError | None:
-    """The ``ArrayLibraryError`` that ``error`` (raised while the primitive ``name`` ran) stands
-    for, or ``None`` if it is not a library's refusal."""
+def library_error(
+    name: str, error: BaseException, args: tuple[Any, ...]
+) -> ArrayLibraryError | None:
+    """The ``ArrayLibraryError`` that ``error`` (raised while the primitive ``name`` ran on
+    ``args``) stands for, or ``None`` if it is not a library's refusal."""
+    message = str(error)
     if isinstance(error, FutureWarning):
-        match = _DASK_FALLBACK.search(str(error))
+        match = _DASK_FALLBACK.search(message)
         library = "dask"
+        what = match["func"] if match else ""
     else:
-        match = _NO_IMPLEMENTATION.search(str(error))
-        library = match["library"] if match else ""
+        match = _NO_IMPLEMENTATION.search(message)
+        if match is not None:
+            library, what = match["library"], match["func"]
+        else:
+            match = _UFUNC_REFUSED.search(message)
+            foreign = [a for a in args if is_foreign(a)]
+            if match is None or not foreign:
+                return None
+            library, what = library_of(foreign[0]), f"{match['func']}.{match['method']}"
     if match is None:
         return None
-    return ArrayLibraryError(f"primitive '{name}' ({match['func']})", library)
+    return ArrayLibraryError(f"primitive '{name}' ({what})", library)
