@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from transforms import nansafe
 from transforms.core import Trace, Tracer, arrays, current_traces, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.forward import JVPTrace, JVPTracer
+from transforms.nansafe import has_nan
 from transforms.numpy import zeros_like
 from transforms.numpy._arithmetic import is_unit_seed
 from transforms.numpy._define import dtype_of, shape_of
@@ -92,6 +94,40 @@ def jvp_flat(
             _as_tangent(t, p, i, transform)
             for i, (p, t) in enumerate(zip(flat_p, flat_t, strict=True))
         ]
+    tree_out, primals_out, tangents_out, aux = _push(
+        fun, flat_p, tree_p, flat_t, has_aux, transform
+    )
+    if _plain(flat_t) and has_nan(tangents_out):  # a structural zero times an infinite
+        # partial? (``nansafe``; a traced tangent's structural zeros are not known)
+        repaired = nansafe.again(
+            lambda tagged: _push(fun, flat_p, tree_p, tagged, has_aux, transform)[2], flat_t
+        )
+        if repaired is not None:
+            tangents_out = [
+                nansafe.merged(t, r) for t, r in zip(tangents_out, repaired, strict=True)
+            ]
+    return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
+
+
+def _plain(seeds: Sequence[Any]) -> bool:
+    """No seed is traced (under ``vmap``, a Jacobian's basis: its rows are followed one by
+    one instead, ``nansafe.rows_again``)."""
+    for s in seeds:
+        if isinstance(s, Tracer):
+            return False
+    return True
+
+
+def _push(
+    fun: Callable[..., Any],
+    flat_p: Sequence[Any],
+    tree_p: PyTreeDef[Any],
+    flat_t: Sequence[Any],
+    has_aux: bool,
+    transform: str,
+) -> tuple[PyTreeDef[Any], list[Any], list[Any], Any]:
+    """``fun`` on the primals with the tangents: the outputs' structure, flat primals and
+    tangents, and aux."""
     with new_trace(lambda level: JVPTrace(level, transform)) as trace:
         tracers = [JVPTracer(trace, p, t) for p, t in zip(flat_p, flat_t, strict=True)]
         out, aux = _split_aux(fun(*tree_unflatten(tree_p, tracers)), has_aux, transform)
@@ -102,7 +138,7 @@ def jvp_flat(
             for o, p in zip(flat_out, primals_out, strict=True)
         ]
         aux = strip(aux, trace)
-    return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
+    return tree_out, primals_out, tangents_out, aux
 
 
 def _as_cotangent(c: Any, dtype: np.dtype[Any], i: int) -> Any:
@@ -204,6 +240,8 @@ class FlatPullback:
             (node, c) for node, c in zip(self._outputs, flat_ct, strict=True) if node is not None
         ]
         cts = backward(seeds, len(self._primals), self._tape)
+        if _plain(flat_ct) and has_nan(cts):  # a structural zero times an infinite partial?
+            cts = self._nan_safe(seeds, cts)  # (``nansafe``; a traced seed's are not known)
         flat = []
         for i, (c, p) in enumerate(zip(cts, self._primals, strict=True)):
             c = _array(zeros_like(p) if c is None else c)
@@ -217,6 +255,19 @@ class FlatPullback:
                     "its operand's (a custom rule must return its operand's dtype)"
                 )
         return flat
+
+    def _nan_safe(self, seeds: list[tuple[int, Any]], cts: list[Any]) -> list[Any]:
+        """``cts`` with the NaNs that structural zeros made replaced by their exact values."""
+        nodes = [node for node, _ in seeds]
+        repaired = nansafe.again(
+            lambda tagged: backward(
+                list(zip(nodes, tagged, strict=True)), len(self._primals), self._tape
+            ),
+            [c for _, c in seeds],
+        )
+        if repaired is None:
+            return cts
+        return [nansafe.merged(c, r) for c, r in zip(cts, repaired, strict=True)]
 
 
 def vjp_flat(

@@ -19,6 +19,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 import transforms.numpy as tnp
+from transforms import nansafe
 from transforms.core import Array
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._arithmetic import unit_seed
@@ -110,7 +111,10 @@ def _push_basis_forward(
         basis = _basis_rows(shapes, dtypes, start, stop)
         pushed = vmap_call(push, 0, out_axes, None, tuple(basis), {})
         out, aux = pushed[0], pushed[2] if has_aux else None
-        return tree_flatten(pushed[1])[0]
+        return nansafe.rows_again(tree_flatten(pushed[1])[0], start, row)
+
+    def row(k: int) -> list[Any]:  # one basis row alone: NaN-safe (``nansafe``)
+        return tree_flatten(push(*(b[0] for b in _basis_rows(shapes, dtypes, k, k + 1)))[1])[0]
 
     stacked = push_rows(total, chunk_size, memory_budget, rows, "jacfwd")
     if stacked is None:  # no input elements: evaluate once for the output's structure
@@ -143,11 +147,17 @@ def _push_basis_reverse(
         ]
         cts = pull(*seeds)
         return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
+
+    def row(k: int) -> list[Any]:  # one basis row alone: NaN-safe (``nansafe``)
+        return pull(*(b[0] for b in _basis_rows(shapes, dtypes, k, k + 1)))
+
     stacked = push_rows(
         total,
         chunk_size,
         memory_budget,
-        lambda start, stop: vmap_leaves(pull, _basis_rows(shapes, dtypes, start, stop)),
+        lambda start, stop: nansafe.rows_again(
+            vmap_leaves(pull, _basis_rows(shapes, dtypes, start, stop)), start, row
+        ),
         "jacrev",
     )
     if stacked is None:

@@ -1,0 +1,99 @@
+"""NaN-safe derivatives: a structural zero times a non-finite partial contributes nothing.
+
+``grad`` of ``sum(where(x < 1, x**2, exp(2000 * x)))`` at 0.5 is 1 exactly: the untaken
+branch overflows, and its derivative ``exp(2000 x) * 2000`` is infinite, but ``where`` gives
+that branch a cotangent of zero there, which does not depend on the seed: the product is no
+term of the derivative. IEEE arithmetic makes it ``0 * inf = NaN``, and JAX, PyTorch and
+autograd return NaN. So do Hessians of separable sums at ``sqrt``'s or ``log``'s singular
+points off their diagonal, where the basis vector's zeros meet the infinite partial.
+
+Exactness decides how: only a *structural* zero (one no seed reaches: see ``_trace``) is
+made safe, never a computed one, which ForwardDiff.jl's NaN-safe mode also zeroes and which
+would make ``grad(lambda x: sqrt(x) ** 2)(0.0)`` zero (the derivative is 1, the peers give
+NaN, and so does this: a NaN says the point is singular; a zero would be a wrong number).
+
+Cost: none on the common path beyond one look for a NaN in each derivative the transforms
+hand back (``has_nan``). Only a derivative with a NaN is computed again (``again``), with the
+seeds tagged by the structural interpreter; its NaNs that came from structural zeros become
+the exact values, the others stay (``merged``). A derivative rule the interpreter cannot
+follow leaves the first answer as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import transforms.numpy as tnp
+from transforms.core import Tracer, concrete, current_traces, new_trace
+
+from ._trace import StructuralTrace, Untaggable
+
+__all__ = ["again", "has_nan", "merged", "rows_again"]
+
+
+def has_nan(values: Sequence[Any]) -> bool:
+    """Whether a float or complex derivative among ``values`` (arrays, or tracers whose
+    concrete value is known: under an outer transform) holds a NaN. Another library's lazy
+    array is not looked at (that would compute it)."""
+    for v in values:
+        c = concrete(v) if isinstance(v, Tracer) else v
+        if (type(c) is np.ndarray or isinstance(c, np.generic)) and c.dtype.kind in "fc":
+            s = np.vdot(c, c)  # type: ignore[arg-type]  # (the fastest look: NaN iff an
+            # element is; no warning where it overflows)
+            if s != s:
+                return True
+    return False
+
+
+def again(run: Callable[[list[Any]], Sequence[Any]], seeds: Sequence[Any]) -> list[Any] | None:
+    """``run(seeds)`` once more with the seeds' structural zeros tracked; ``None`` if a rule
+    on the way has no structural rule (the caller keeps what it had)."""
+    if any(isinstance(t, StructuralTrace) for t in current_traces()):
+        return None  # (a derivative inside a rerun: the outer rerun tracks it)
+    with new_trace(StructuralTrace) as trace:
+        try:
+            out = run([trace.tag(s) for s in seeds])
+        except Untaggable:
+            return None
+        return [trace.untag(o) for o in out]
+
+
+def merged(original: Any, repaired: Any) -> Any:
+    """``original``'s elements, except its NaNs, which take ``repaired``'s. A traced
+    derivative (an outer transform watches it) is the repaired one whole: its elements
+    equal the original's wherever that is a number, and an outer derivative must not reach
+    the original's NaN-making products at all."""
+    if repaired is None or original is None:
+        return original
+    if isinstance(original, Tracer):
+        return repaired
+    if isinstance(original, (np.ndarray, np.generic)) and original.dtype.kind in "fc":
+        return np.where(np.isnan(original), repaired, original)
+    return original
+
+
+def rows_again(leaves: list[Any], start: int, row: Callable[[int], Sequence[Any]]) -> list[Any]:
+    """A chunk of a Jacobian (``leaves``: one per array, the basis rows ``start ..`` on axis
+    0, pushed together under ``vmap``, where structural zeros are not followed) with each
+    row that holds a NaN computed again alone by ``row(k)`` (whose own derivative is then
+    NaN-safe: ``again``), and merged into it."""
+    if not has_nan(leaves):
+        return leaves
+    values = [concrete(leaf) for leaf in leaves]
+    if any(np.shape(v) != np.shape(leaf) for v, leaf in zip(values, leaves, strict=True)):
+        return leaves  # (rows batched by an outer vmap: not followed)
+    n = np.shape(values[0])[0]
+    fixed = {r: row(start + r) for r in range(n) if has_nan([v[r] for v in values])}
+    out = []
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, np.ndarray):
+            leaf = leaf.copy()
+            for r, new in fixed.items():
+                leaf[r] = merged(leaf[r], new[i])
+        elif fixed:
+            leaf = tnp.stack([fixed[r][i] if r in fixed else leaf[r] for r in range(n)])
+        out.append(leaf)
+    return out
