@@ -52,7 +52,8 @@ def identity_basis(n: int, dtype: Any) -> np.ndarray:
     if len(_IDENTITIES) >= 64:  # drop the dead, from a snapshot (other threads register
         # too; at worst one drops a basis just registered at a dead one's address, which
         # then takes the general path)
-        for key, ref in list(_IDENTITIES.items()):
+        for key, ref in _IDENTITIES.copy().items():  # (dict.copy is atomic; list() of a
+            # view iterates, and a thread registering meanwhile makes it raise)
             if ref() is None:
                 _IDENTITIES.pop(key, None)
     _IDENTITIES[id(basis)] = weakref.ref(basis)
