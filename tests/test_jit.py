@@ -388,6 +388,47 @@ def test_threads_share_the_cache_and_agree_with_eager() -> None:
     assert 2 <= jitted.stats.specializations <= 2 + 3
 
 
+# ---- NumPy scalars: eager's arithmetic, not the ufunc loop ---------------------------------
+# On 0-d values eager code computes with NumPy scalars (an operator or a ufunc on a 0-d array
+# returns one, and the lowest reverse trace keeps them), and NumPy's scalar arithmetic rounds
+# a complex product and a power differently from its ufunc loop.
+def _complex_products(x: Any, y: Any) -> Any:
+    z = (x + 1j * y) * (y - 1j * x)
+    w = -z
+    return tnp.real(w * z) + tnp.imag(z[()] * (0.5 + 0.25j))
+
+
+def _scalar_power(x: Any) -> Any:
+    return (x * 1.0) ** 3.7
+
+
+def _holomorphic_parts(x: Any, y: Any) -> Any:
+    w = tnp.cos(x + 1j * y)
+    return tnp.real(w) * 1.5 - 0.75 * tnp.imag(w)
+
+
+@pytest.mark.parametrize(
+    "fun",
+    [
+        _complex_products,
+        T.grad(_complex_products, argnums=(0, 1)),
+        T.grad(_holomorphic_parts, argnums=(0, 1)),
+        T.hessian(_holomorphic_parts, argnums=(0, 1)),
+    ],
+    ids=["f", "grad", "grad-holomorphic", "hessian"],
+)
+def test_scalar_arithmetic_of_0d_values_is_eagers(fun: Any) -> None:
+    draws = np.random.default_rng(3).uniform(0.5, 2.0, (40, 2))
+    for x, y in [(0.5, 0.5), *draws]:
+        check(fun, np.array(x), np.array(y))
+
+
+def test_scalar_power_of_0d_values_is_eagers() -> None:
+    jitted = T.jit(_scalar_power)
+    for x in np.random.default_rng(4).uniform(0.5, 2.0, 200):
+        assert_same_bits(jitted(np.array(x)), _scalar_power(np.array(x)), f"x = {x!r}")
+
+
 # ---- the recorded program -------------------------------------------------------------------
 def test_lower_shows_an_optimised_program() -> None:
     def f(x: Any) -> Any:

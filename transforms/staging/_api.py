@@ -17,7 +17,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
-from transforms.core import Tracer, new_trace
+from transforms.core import Tracer, new_trace, no_scalars
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 
 from ._cache import Cache, Entry, JitStats, Specialisation
@@ -290,7 +290,7 @@ class Jitted(Generic[P, R]):
             for o in out_leaves:
                 if isinstance(o, RecordTracer) and o._trace is trace:
                     outputs.append(o.node)
-                    results.append(o.value)
+                    results.append(o.value if type(o.value) is np.ndarray else no_scalars(o.value))
                 elif isinstance(o, Tracer):
                     raise Unrecordable("the function returns a value of another transform")
                 else:

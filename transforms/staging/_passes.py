@@ -81,6 +81,8 @@ def eliminate_common(program: Program) -> Program:
         try:
             key = (
                 instr.primitive,
+                instr.call,  # (an operator and the ufunc round scalars differently)
+                instr.wrap,  # (a NumPy scalar and a 0-d array are different operands)
                 keys,
                 tuple(sorted((k, _param_key(v)) for k, v in instr.params.items())),
             )
@@ -95,7 +97,15 @@ def eliminate_common(program: Program) -> Program:
         if key is not None and first is None:
             seen[key] = (instr.outputs, instr.errstate)
         kept.append(
-            Op(instr.primitive, inputs, instr.params, instr.outputs, instr.errstate, instr.wrap)
+            Op(
+                instr.primitive,
+                inputs,
+                instr.params,
+                instr.outputs,
+                instr.errstate,
+                instr.wrap,
+                instr.call,
+            )
         )
     outputs = tuple(rename(o) for o in program.outputs)
     return Program(program.inputs, kept, outputs, program.env)

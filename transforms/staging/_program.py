@@ -23,6 +23,7 @@ A constant is one of three kinds, which is what keeps a replay from being stale:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ class Var:
     shape: tuple[int, ...]
     dtype: str
     nbytes: int
+    scalar: bool = False  # a NumPy scalar (a raw op's result): an output gets a 0-d array
 
     def __str__(self) -> str:
         return f"%{self.index}:{self.dtype}[{','.join(str(n) for n in self.shape)}]"
@@ -73,7 +75,9 @@ class Op:
     ``errstate`` (NumPy's context value; ``None``: the caller's, as the op ran in it).
 
     ``wrap``: the implementation returned a NumPy scalar, which ``bind`` turns into a 0-d
-    array (``no_scalars``); the replay does the same.
+    array (``no_scalars``); the replay does the same. ``call``: what computes the op when
+    it is not the implementation (a Python operator applied to values, as eager code did:
+    NumPy's scalar arithmetic rounds some operations differently from its ufunc loops).
     """
 
     primitive: Primitive[Any]
@@ -82,6 +86,7 @@ class Op:
     outputs: tuple[Var, ...]
     errstate: object | None
     wrap: bool
+    call: Callable[..., Any] | None = None
 
     def __str__(self) -> str:
         params = "".join(f" {k}={v!r}" for k, v in self.params.items() if _short(v))
