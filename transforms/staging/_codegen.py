@@ -124,6 +124,8 @@ def generate(
                 body.append(f"if {h}.get({key}, _MISSING) is not {e}: raise GuardMiss({k})")
         elif check.kind == "length":
             body.append(f"if len({h}) != {check.expected}: raise GuardMiss({k})")
+        elif check.kind == "name":
+            body.append(f"if {h}.name != {w.param(check.expected)}: raise GuardMiss({k}, True)")
         else:
             body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
 

@@ -4,9 +4,11 @@ Constant folding happens while recording (``_record``: an op whose operands depe
 input and no external array, or whose result depends on shapes only, is computed there
 and becomes a constant). Here:
 
-- ``eliminate_common``: an op applying the same primitive with the same parameters to the
-  same operands (either order for a ``commutative`` one on real numbers, exact to the bit) as an
-  earlier op reuses that op's results, if it ran in the same floating-point error state or
+- ``eliminate_common``: an op applying the same primitive in the same way (the same
+  ``Op.call``, an operator or the implementation, and the same 0-d wrap: NumPy's scalar
+  arithmetic is not its ufunc loop) with the same parameters to the same operands (either
+  order for a ``commutative`` one on real numbers, exact to the bit) as an earlier op reuses
+  that op's results, if it ran in the same floating-point error state or
   with warnings off (derivative code: it could not warn, so nothing observable is lost).
   Nested transforms recompute a lot (a ``hessian`` evaluates the forward pass in several
   rules);

@@ -119,7 +119,7 @@ class Check:
         return f"guard {self.kind}({self.var}) == {shown}    # {self.where}"
 
 
-EnvKind = Literal["binding", "length", "bits"]
+EnvKind = Literal["binding", "length", "bits", "name"]
 
 
 @dataclass(eq=False)
@@ -129,7 +129,8 @@ class EnvCheck:
     ``binding``: ``holder[key]`` (a dict: module globals, an object's ``__dict__``; or a
     closure cell, ``key`` ``None``) is still the object ``expected``; ``length``: a list or
     dict ``holder`` still has ``expected`` entries; ``bits``: the array ``holder`` still holds
-    the bits of the snapshot ``expected``.
+    the bits of the snapshot ``expected``; ``name``: the Dask array ``holder``'s graph is
+    still the one named ``expected`` (no item assignment since).
     """
 
     kind: EnvKind

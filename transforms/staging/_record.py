@@ -48,7 +48,7 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from transforms.core import Primitive, Trace, Tracer, no_scalars, number_primitives, twins
+from transforms.core import Primitive, Trace, Tracer, arrays, no_scalars, number_primitives, twins
 from transforms.core._quiet import _STATE
 from transforms.core._trace import refuse_concrete
 from transforms.reverse._protect import _same_bytes
@@ -94,6 +94,14 @@ def _operator_applied(frame: FrameType) -> bool:
     """Whether ``frame`` is applying a binary operator (not calling a function): how a ufunc
     reached from C tells ``a * x`` (a plain ``a``'s operator) from ``np.multiply(a, x)``."""
     return frame.f_code.co_code[frame.f_lasti] == _BINARY_OP
+
+
+def is_lazy(x: object) -> bool:
+    """Whether ``x`` is a Dask array: a jitted function traces it as an input (keyed by shape,
+    dtype and chunks, never by its values) and replays build its graph again, computing
+    nothing; one read by name is guarded by its identity and its graph's ``name``, which an
+    item assignment changes (``_environment``)."""
+    return arrays.is_foreign(x) and arrays.library_of(x) == "dask" and hasattr(x, "chunks")
 
 
 class Unrecordable(BaseException):
@@ -159,7 +167,8 @@ class RecordTracer(Tracer):
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return np.asarray(self.value).dtype
+        value = self.value
+        return value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
 
     # ---- leaks of concrete values into Python: each is a guard ----------------------------
     def __bool__(self) -> bool:
@@ -290,7 +299,7 @@ class RecordTrace(Trace[RecordTracer]):
 
     __slots__ = ("ambient", "count", "externals", "instructions", "raw", "reached", "snapshots")
 
-    def __init__(self, level: int, externals: dict[int, np.ndarray[Any, Any]]) -> None:
+    def __init__(self, level: int, externals: dict[int, Any]) -> None:
         super().__init__(level, "jit")
         self.instructions: list[Op | Check] = []
         self.count = 0
@@ -353,6 +362,8 @@ class RecordTrace(Trace[RecordTracer]):
             snap = _snapshot(value)
             self.snapshots[id(value)] = (value, snap)  # holding it keeps its id unique
             return Const(snap, "literal")
+        if self.externals.get(id(value)) is value:  # a Dask array read by name
+            return Const(value, "external")
         if isinstance(value, (list, dict, np.ndarray)):
             return Const(copy.deepcopy(value), "literal")
         return Const(value, "literal")
