@@ -204,3 +204,20 @@ def test_keys_and_guards_read_no_dask_value() -> None:
     np.testing.assert_allclose(computed(got)[1], T.grad(loss)(W, written, Y_NP), rtol=1e-12)
     lowered = jitted.lower(W, X, y)
     assert "dask.array<" not in str(lowered)  # the data are inputs, not constants
+
+
+def test_an_array_of_unknown_chunk_sizes_replays() -> None:
+    """A boolean mask's result has chunks of unknown size (NaN): keyed by their text, a call
+    with the same chunks replays (a NaN key would equal no other and record every call)."""
+    x = da.from_array(np.linspace(-1.0, 1.0, 10), chunks=5)
+
+    def f(m: Any) -> Any:
+        return tnp.sum(tnp.sin(m) * 2.0)
+
+    jitted = T.jit(f)
+    with lazily():
+        masked = x[x > 0]
+        results = [jitted(masked), jitted(masked), jitted(x[x < 0])]
+    assert (jitted.stats.records, jitted.stats.replays) == (1, 2)
+    for got, m in zip(results, (x[x > 0], x[x > 0], x[x < 0]), strict=True):
+        assert_same_bits(computed(got), computed(f(m)))

@@ -188,9 +188,10 @@ class Jitted(Generic[P, R]):
             elif isinstance(leaf, np.generic):
                 traced.append(leaf)
                 signature.append(leaf.dtype)
-            elif is_lazy(leaf):  # a Dask array: traced, keyed without reading a value
+            elif is_lazy(leaf):  # a Dask array: traced, keyed without reading a value (by
+                # its chunks' text: an unknown size is NaN, which equals no other NaN)
                 traced.append(leaf)
-                signature.append((kind, leaf.shape, leaf.dtype, leaf.chunks))
+                signature.append((kind, leaf.dtype, str(leaf.chunks)))
             elif kind in _SCALARS:
                 signature.append(_scalar_key(leaf))
             elif not isinstance(leaf, Tracer) and not _array_like(leaf):

@@ -319,7 +319,8 @@ class RecordTrace(Trace[RecordTracer]):
         self.count += 1
         shape = np.shape(value)
         dtype = str(value.dtype) if hasattr(value, "dtype") else str(np.result_type(value))
-        nbytes = int(getattr(value, "nbytes", 0))
+        nbytes = getattr(value, "nbytes", 0)
+        nbytes = int(nbytes) if nbytes == nbytes else 0  # (a Dask array of unknown size: NaN)
         return Var(self.count, shape, dtype, nbytes, isinstance(value, np.generic))
 
     def new(self, value: Any) -> tuple[RecordTracer, Var]:
