@@ -328,8 +328,7 @@ class Jitted(Generic[P, R]):
             { lambda %1:float64[3] .
                 guard binding global 'tnp'
                 %3:float64[3] = cos %1:float64[3]
-                %5:float64[3] = multiply literal:float64[3] %3:float64[3]
-              in (%5:float64[3]) }
+              in (%3:float64[3]) }
         """
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
