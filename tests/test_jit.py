@@ -388,6 +388,47 @@ def test_threads_share_the_cache_and_agree_with_eager() -> None:
     assert 2 <= jitted.stats.specializations <= 2 + 3
 
 
+# ---- NumPy scalars: eager's arithmetic, not the ufunc loop ---------------------------------
+# On 0-d values eager code computes with NumPy scalars (an operator or a ufunc on a 0-d array
+# returns one, and the lowest reverse trace keeps them), and NumPy's scalar arithmetic rounds
+# a complex product and a power differently from its ufunc loop.
+def _complex_products(x: Any, y: Any) -> Any:
+    z = (x + 1j * y) * (y - 1j * x)
+    w = -z
+    return tnp.real(w * z) + tnp.imag(z[()] * (0.5 + 0.25j))
+
+
+def _scalar_power(x: Any) -> Any:
+    return (x * 1.0) ** 3.7
+
+
+def _holomorphic_parts(x: Any, y: Any) -> Any:
+    w = tnp.cos(x + 1j * y)
+    return tnp.real(w) * 1.5 - 0.75 * tnp.imag(w)
+
+
+@pytest.mark.parametrize(
+    "fun",
+    [
+        _complex_products,
+        T.grad(_complex_products, argnums=(0, 1)),
+        T.grad(_holomorphic_parts, argnums=(0, 1)),
+        T.hessian(_holomorphic_parts, argnums=(0, 1)),
+    ],
+    ids=["f", "grad", "grad-holomorphic", "hessian"],
+)
+def test_scalar_arithmetic_of_0d_values_is_eagers(fun: Any) -> None:
+    draws = np.random.default_rng(3).uniform(0.5, 2.0, (40, 2))
+    for x, y in [(0.5, 0.5), *draws]:
+        check(fun, np.array(x), np.array(y))
+
+
+def test_scalar_power_of_0d_values_is_eagers() -> None:
+    jitted = T.jit(_scalar_power)
+    for x in np.random.default_rng(4).uniform(0.5, 2.0, 200):
+        assert_same_bits(jitted(np.array(x)), _scalar_power(np.array(x)), f"x = {x!r}")
+
+
 # ---- the recorded program -------------------------------------------------------------------
 def test_lower_shows_an_optimised_program() -> None:
     def f(x: Any) -> Any:
@@ -410,6 +451,20 @@ def test_values_independent_of_inputs_are_folded() -> None:
     text = str(T.jit(f).lower(np.ones(3)))
     assert text.count(" = ") == 1, text
     check(f, _x(3))
+
+
+def test_products_by_the_unit_seed_are_dropped_exactly() -> None:
+    """Eager reverse mode multiplies by the seed's ones; a program skips those products
+    where the product is the other operand to the bit: signed zeros, infinities, NaN."""
+    special = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 5e-324, -1.5])
+    sin_sum = T.grad(lambda x: tnp.sum(tnp.sin(x)))
+    cube_sum = T.grad(lambda x: tnp.sum(x**3))
+    with np.errstate(invalid="ignore"):  # (sin(inf): eager warns as well)
+        text = str(T.jit(sin_sum).lower(special))
+        assert text.count(" = ") == 1 and " = cos " in text, text  # ones * cos(x): cos(x)
+        for fun in (sin_sum, cube_sum):
+            check(fun, special)
+            check(fun, -special)
 
 
 def test_warnings_are_raised_where_eager_raises_them() -> None:

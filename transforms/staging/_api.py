@@ -17,15 +17,15 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
-from transforms.core import Tracer, new_trace
+from transforms.core import Tracer, arrays, new_trace, no_scalars
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 
 from ._cache import Cache, Entry, JitStats, Specialisation
 from ._codegen import GuardMiss, generate
-from ._environment import bits_unchanged, environment
+from ._environment import environment, unchanged
 from ._passes import optimize
 from ._program import Check, Const, EnvCheck, Operand, Program, Var
-from ._record import RecordTrace, RecordTracer, Unrecordable
+from ._record import RecordTrace, RecordTracer, Unrecordable, is_lazy
 
 __all__ = ["jit", "Jitted", "Lowered", "JitWarning"]
 
@@ -188,12 +188,16 @@ class Jitted(Generic[P, R]):
             elif isinstance(leaf, np.generic):
                 traced.append(leaf)
                 signature.append(leaf.dtype)
+            elif is_lazy(leaf):  # a Dask array: traced, keyed without reading a value (by
+                # its chunks' text: an unknown size is NaN, which equals no other NaN)
+                traced.append(leaf)
+                signature.append((kind, leaf.dtype, str(leaf.chunks)))
             elif kind in _SCALARS:
                 signature.append(_scalar_key(leaf))
             elif not isinstance(leaf, Tracer) and not _array_like(leaf):
                 signature.append(_Identity(leaf))  # (a method's self): specialised on by
                 # identity, its attributes guarded as the function's closure is
-            else:  # a tracer of an outer transform, or an array of another library
+            else:  # a tracer of an outer transform, or an array of another library (CuPy)
                 self._cache.count("eager")
                 return self._fun(*args, **kwargs)
         if key is None:
@@ -264,14 +268,19 @@ class Jitted(Generic[P, R]):
         objects = [
             leaf
             for leaf in leaves
-            if type(leaf) is not np.ndarray and not isinstance(leaf, (np.generic, *_SCALARS))
+            if type(leaf) is not np.ndarray
+            and not isinstance(leaf, (np.generic, *_SCALARS))
+            and not is_lazy(leaf)
         ]
         before, externals = environment(self._fun, objects)
+        if any(is_lazy(leaf) for leaf in leaves) or any(map(is_lazy, externals.values())):
+            arrays.hold()  # Dask's fallback that would compute is an error (released with
+            # the trace, the outermost one)
         with new_trace(lambda level: RecordTrace(level, externals)) as trace:
             inputs: list[Var] = []
             new_leaves: list[Any] = []
             for leaf in leaves:
-                if type(leaf) is np.ndarray or isinstance(leaf, np.generic):
+                if type(leaf) is np.ndarray or isinstance(leaf, np.generic) or is_lazy(leaf):
                     tracer, var = trace.new(leaf)
                     inputs.append(var)
                     new_leaves.append(tracer)
@@ -290,7 +299,7 @@ class Jitted(Generic[P, R]):
             for o in out_leaves:
                 if isinstance(o, RecordTracer) and o._trace is trace:
                     outputs.append(o.node)
-                    results.append(o.value)
+                    results.append(o.value if type(o.value) is np.ndarray else no_scalars(o.value))
                 elif isinstance(o, Tracer):
                     raise Unrecordable("the function returns a value of another transform")
                 else:
@@ -298,7 +307,7 @@ class Jitted(Generic[P, R]):
                         trace.constant(o) if type(o) is np.ndarray else Const(o, "literal")
                     )
                     results.append(o)
-        if not bits_unchanged(before):
+        if not unchanged(before):
             raise Unrecordable("the function writes into an array it reads by name")
         # Bindings and lengths as the recording left them: a function that appends to a list
         # or rebinds a global does so once, at recording (docs/jit.md, "Side effects").
@@ -319,8 +328,7 @@ class Jitted(Generic[P, R]):
             { lambda %1:float64[3] .
                 guard binding global 'tnp'
                 %3:float64[3] = cos %1:float64[3]
-                %5:float64[3] = multiply literal:float64[3] %3:float64[3]
-              in (%5:float64[3]) }
+              in (%3:float64[3]) }
         """
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))

@@ -124,6 +124,8 @@ def generate(
                 body.append(f"if {h}.get({key}, _MISSING) is not {e}: raise GuardMiss({k})")
         elif check.kind == "length":
             body.append(f"if len({h}) != {check.expected}: raise GuardMiss({k})")
+        elif check.kind == "name":
+            body.append(f"if {h}.name != {w.param(check.expected)}: raise GuardMiss({k}, True)")
         else:
             body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
 
@@ -159,7 +161,8 @@ def generate(
             continue
         args = [operand(a) for a in instr.inputs]
         args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
-        call = f"{w.bind(instr.primitive.impl, 'f')}({', '.join(args)})"
+        compute = instr.primitive.impl if instr.call is None else instr.call
+        call = f"{w.bind(compute, 'f')}({', '.join(args)})"
         if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
             call = f"_no_scalars({call})"
         read = {a.index: a for a in instr.inputs if isinstance(a, Var)}
@@ -210,14 +213,15 @@ def _ufunc_fed(program: Program) -> set[int]:
     """The values read only by NumPy ufuncs: a ufunc treats a NumPy scalar exactly as the
     0-d array ``bind`` would make of it (the same loop, and under NEP 50 the same strong
     dtype), so such a value may stay the scalar its ufunc returned, which saves a call per
-    op on 0-d programs. Outputs and guards get the 0-d array eager code gets."""
+    op on 0-d programs. Outputs, guards and operators (``Op.call``: NumPy's scalar arithmetic
+    is not its ufunc loop) get the value eager code gets."""
     fed: set[int] = set()
     other: set[int] = {o.index for o in program.outputs if isinstance(o, Var)}
     for instr in program.instructions:
         if isinstance(instr, Check):
             other.add(instr.var.index)
             continue
-        ufunc = isinstance(instr.primitive.impl, np.ufunc)
+        ufunc = instr.call is None and isinstance(instr.primitive.impl, np.ufunc)
         for a in instr.inputs:
             if isinstance(a, Var):
                 (fed if ufunc else other).add(a.index)
@@ -256,8 +260,11 @@ def _complex_bits(value: Any) -> tuple[str, str]:
 
 
 def _output(w: _Writer, o: Operand, slot: dict[int, str]) -> str:
+    """A result: a NumPy scalar as a 0-d array (docs/jit.md, "Results")."""
     if isinstance(o, Var):
-        return slot[o.index]
+        return f"_no_scalars({slot[o.index]})" if o.scalar else slot[o.index]
+    if o.kind == "folded" and isinstance(o.value, np.generic):
+        return f"_no_scalars({w.bind(o.value, 'c')})"
     if o.kind != "external" and type(o.value) is np.ndarray:
         return f"{w.bind(o.value, 'c')}.copy()"  # a fresh array per call, as eager makes
     text = _literal(o.value)

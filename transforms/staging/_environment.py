@@ -15,7 +15,12 @@ becomes a guard checked before every replay:
   (``np.exp(W)`` computed once, or an ``if W[0] > 0``), so an in-place write into it makes
   the recording stale; a replay then records again (see ``_cache``: such a miss replaces
   its specialisation instead of adding one). An array that reaches a primitive directly is
-  also read by reference (``Const`` of kind ``external``).
+  also read by reference (``Const`` of kind ``external``);
+- a **name** guard per Dask array found: its bits are never read (that would compute it), but
+  its graph's ``name`` changes with every item assignment (``X[0] = v``), and a rebinding is
+  a binding miss, so together they are exact; it too is read by reference. An array of
+  another foreign library (CuPy: written in place, its bits on a device) is not guarded: the
+  function runs eagerly, with a ``JitWarning``.
 
 What is not walked (modules, attributes reached through another object than a bound method's
 ``self``, the library's own functions) is a documented hole (docs/jit.md).
@@ -31,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from transforms.core import Tracer
+from transforms.core import Tracer, arrays
 from transforms.reverse._protect import _same_bytes
 
 from ._program import EnvCheck
-from ._record import Unrecordable
+from ._record import Unrecordable, is_lazy
 
-__all__ = ["environment", "bits_unchanged"]
+__all__ = ["environment", "unchanged"]
 
 _MAX_SLOTS = 4096  # a function that reads more than this is guarded up to here (documented)
 _MAX_DEPTH = 6
@@ -54,9 +59,10 @@ def _ours(fn: types.FunctionType) -> bool:
 class _Walk:
     def __init__(self) -> None:
         self.checks: list[EnvCheck] = []
-        self.arrays: dict[int, np.ndarray[Any, Any]] = {}
+        self.arrays: dict[int, Any] = {}
         self.seen: set[int] = set()
         self.tracer: Tracer | None = None  # a value of a live transform, read by name
+        self.foreign: object = None  # an array of a library that cannot be guarded
 
     def full(self) -> bool:
         return len(self.checks) >= _MAX_SLOTS
@@ -72,6 +78,11 @@ class _Walk:
             snapshot = value.copy()
             snapshot.flags.writeable = False
             self.checks.append(EnvCheck("bits", value, None, snapshot, name))
+        elif is_lazy(value):
+            self.arrays[id(value)] = value
+            self.checks.append(EnvCheck("name", value, None, value.name, name))  # type: ignore[attr-defined]
+        elif arrays.is_foreign(value):
+            self.foreign = value
         elif isinstance(value, types.FunctionType):
             if _ours(value):
                 for i, cell in enumerate(value.__closure__ or ()):
@@ -135,16 +146,15 @@ def _global_names(code: types.CodeType) -> list[str]:
     return names
 
 
-def environment(
-    fun: object, objects: list[Any]
-) -> tuple[list[EnvCheck], dict[int, np.ndarray[Any, Any]]]:
+def environment(fun: object, objects: list[Any]) -> tuple[list[EnvCheck], dict[int, Any]]:
     """The guards on what ``fun`` reads by name, and on the attributes of ``objects`` (the
     arguments it is specialised on by identity, a method's ``self``), and the arrays found
     there (by id).
 
     Raises:
         Unrecordable: ``fun`` reads a tracer of a live transform by name (a closure over a
-            value being differentiated): its Python decisions on it could not be guarded.
+            value being differentiated): its Python decisions on it could not be guarded; or
+            an array of a foreign library other than Dask.
     """
     walk = _Walk()
     walk.value(fun, getattr(fun, "__qualname__", "function"), 0)
@@ -160,10 +170,20 @@ def environment(
             f"the function reaches a value of an outer transform ({walk.tracer._trace.name}) "
             "by name: a closure over a traced value"
         )
+    if walk.foreign is not None:
+        raise Unrecordable(
+            f"the function reads a {arrays.library_of(walk.foreign)} array by name, which "
+            "cannot be guarded against writes without reading it back; pass it as an argument"
+        )
     return walk.checks, walk.arrays
 
 
-def bits_unchanged(checks: list[EnvCheck]) -> bool:
-    """Whether every array found still holds its snapshot's bits (after a recording: a
-    function that writes into an array it reads by name cannot be replayed)."""
-    return all(_same_bytes(c.holder, c.expected) for c in checks if c.kind == "bits")
+def unchanged(checks: list[EnvCheck]) -> bool:
+    """Whether every array found still holds its snapshot's bits, and every Dask array its
+    graph (after a recording: a function that writes into an array it reads by name cannot
+    be replayed)."""
+    return all(
+        _same_bytes(c.holder, c.expected) if c.kind == "bits" else c.holder.name == c.expected
+        for c in checks
+        if c.kind in ("bits", "name")
+    )

@@ -4,12 +4,20 @@ Constant folding happens while recording (``_record``: an op whose operands depe
 input and no external array, or whose result depends on shapes only, is computed there
 and becomes a constant). Here:
 
-- ``eliminate_common``: an op applying the same primitive with the same parameters to the
-  same operands (either order for a ``commutative`` one on real numbers, exact to the bit) as an
-  earlier op reuses that op's results, if it ran in the same floating-point error state or
+- ``eliminate_common``: an op applying the same primitive in the same way (the same
+  ``Op.call``, an operator or the implementation, and the same 0-d wrap: NumPy's scalar
+  arithmetic is not its ufunc loop) with the same parameters to the same operands (either
+  order for a ``commutative`` one on real numbers, exact to the bit) as an earlier op reuses
+  that op's results, if it ran in the same floating-point error state or
   with warnings off (derivative code: it could not warn, so nothing observable is lost).
   Nested transforms recompute a lot (a ``hessian`` evaluates the forward pass in several
   rules);
+- ``eliminate_ones``: a product of a real floating array with a constant one or array of
+  ones (a gradient's unit seed and its broadcasts, which eager code multiplies by) is that
+  array, to the bit (signed zeros, infinities and NaN included: ``transforms.numpy.multiply``
+  skips it so), when the product has the array's shape and dtype, is an array (not a NumPy
+  scalar), and, if it is a result, the array is a ufunc's or operator's own and no other
+  result (a result is a fresh array of its own, as eager's);
 - ``eliminate_dead``: ops none of whose results reaches an output or a guard are dropped
   (as JAX does: an op whose result is unused and that would raise is not run);
 - ``last_uses``: where each value is read for the last time, so the code generator releases
@@ -24,9 +32,9 @@ import numpy as np
 
 from transforms.core._quiet import _QUIET
 
-from ._program import Check, Op, Operand, Program, Var
+from ._program import Check, Const, Op, Operand, Program, Var
 
-__all__ = ["eliminate_common", "eliminate_dead", "last_uses", "optimize"]
+__all__ = ["eliminate_common", "eliminate_dead", "eliminate_ones", "last_uses", "optimize"]
 
 
 def _param_key(value: Any) -> Any:
@@ -81,6 +89,8 @@ def eliminate_common(program: Program) -> Program:
         try:
             key = (
                 instr.primitive,
+                instr.call,  # (an operator and the ufunc round scalars differently)
+                instr.wrap,  # (a NumPy scalar and a 0-d array are different operands)
                 keys,
                 tuple(sorted((k, _param_key(v)) for k, v in instr.params.items())),
             )
@@ -95,9 +105,80 @@ def eliminate_common(program: Program) -> Program:
         if key is not None and first is None:
             seen[key] = (instr.outputs, instr.errstate)
         kept.append(
-            Op(instr.primitive, inputs, instr.params, instr.outputs, instr.errstate, instr.wrap)
+            Op(
+                instr.primitive,
+                inputs,
+                instr.params,
+                instr.outputs,
+                instr.errstate,
+                instr.wrap,
+                instr.call,
+            )
         )
     outputs = tuple(rename(o) for o in program.outputs)
+    return Program(program.inputs, kept, outputs, program.env)
+
+
+def _one(operand: Operand) -> bool:
+    """A constant one, or an array of ones (a broadcast seed), fixed at recording."""
+    if not isinstance(operand, Const) or operand.kind == "external":  # (external: may change)
+        return False
+    v = operand.value
+    if type(v) in (int, float):
+        return bool(v == 1)
+    return type(v) is np.ndarray and v.dtype.kind == "f" and bool(np.all(v == 1))
+
+
+def eliminate_ones(program: Program) -> Program:
+    """``program`` with each product of an array and the constant one replaced by the array
+    (see the module docstring for when that is exact)."""
+    results = {o.index for o in program.outputs if isinstance(o, Var)}
+    # values that are arrays of their own at replay (a ufunc's or an operator's result, not
+    # a view of an argument as a reshape's may be): the only ones that may become a result
+    fresh = {
+        o.index
+        for i in program.instructions
+        if isinstance(i, Op) and (i.call is not None or isinstance(i.primitive.impl, np.ufunc))
+        for o in i.outputs
+    }
+    renamed: dict[int, Var] = {}
+    kept: list[Op | Check] = []
+    for instr in program.instructions:
+        if isinstance(instr, Check):
+            var = renamed.get(instr.var.index, instr.var)
+            kept.append(Check(var, instr.kind, instr.expected, instr.where))
+            continue
+        inputs = tuple(renamed.get(a.index, a) if isinstance(a, Var) else a for a in instr.inputs)
+        if instr.primitive.name == "multiply" and len(inputs) == 2 and not instr.wrap:
+            (out,) = instr.outputs
+            a, b = inputs
+            other = b if _one(a) else a if _one(b) else None
+            if (
+                isinstance(other, Var)
+                and other.shape
+                and other.shape == out.shape
+                and not other.scalar
+                and not out.scalar
+                and other.dtype == out.dtype
+                and np.dtype(out.dtype).kind == "f"
+                and (out.index not in results or (other.index in fresh - results))
+            ):
+                renamed[out.index] = other
+                if out.index in results:  # (a fresh array an op made: now the result)
+                    results.add(other.index)
+                continue
+        kept.append(
+            Op(
+                instr.primitive,
+                inputs,
+                instr.params,
+                instr.outputs,
+                instr.errstate,
+                instr.wrap,
+                instr.call,
+            )
+        )
+    outputs = tuple(renamed.get(o.index, o) if isinstance(o, Var) else o for o in program.outputs)
     return Program(program.inputs, kept, outputs, program.env)
 
 
@@ -138,8 +219,9 @@ def last_uses(program: Program) -> dict[int, int]:
 
 
 def optimize(program: Program) -> Program:
-    """The passes in order: common subexpressions first (they make more code dead)."""
-    return eliminate_dead(eliminate_common(program))
+    """The passes in order: products by one, then common subexpressions (both make more
+    code dead)."""
+    return eliminate_dead(eliminate_common(eliminate_ones(program)))
 
 
 def count_ops(program: Program) -> int:

@@ -23,6 +23,7 @@ A constant is one of three kinds, which is what keeps a replay from being stale:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ class Var:
     shape: tuple[int, ...]
     dtype: str
     nbytes: int
+    scalar: bool = False  # a NumPy scalar (a raw op's result): an output gets a 0-d array
 
     def __str__(self) -> str:
         return f"%{self.index}:{self.dtype}[{','.join(str(n) for n in self.shape)}]"
@@ -73,7 +75,9 @@ class Op:
     ``errstate`` (NumPy's context value; ``None``: the caller's, as the op ran in it).
 
     ``wrap``: the implementation returned a NumPy scalar, which ``bind`` turns into a 0-d
-    array (``no_scalars``); the replay does the same.
+    array (``no_scalars``); the replay does the same. ``call``: what computes the op when
+    it is not the implementation (a Python operator applied to values, as eager code did:
+    NumPy's scalar arithmetic rounds some operations differently from its ufunc loops).
     """
 
     primitive: Primitive[Any]
@@ -82,6 +86,7 @@ class Op:
     outputs: tuple[Var, ...]
     errstate: object | None
     wrap: bool
+    call: Callable[..., Any] | None = None
 
     def __str__(self) -> str:
         params = "".join(f" {k}={v!r}" for k, v in self.params.items() if _short(v))
@@ -114,7 +119,7 @@ class Check:
         return f"guard {self.kind}({self.var}) == {shown}    # {self.where}"
 
 
-EnvKind = Literal["binding", "length", "bits"]
+EnvKind = Literal["binding", "length", "bits", "name"]
 
 
 @dataclass(eq=False)
@@ -124,7 +129,8 @@ class EnvCheck:
     ``binding``: ``holder[key]`` (a dict: module globals, an object's ``__dict__``; or a
     closure cell, ``key`` ``None``) is still the object ``expected``; ``length``: a list or
     dict ``holder`` still has ``expected`` entries; ``bits``: the array ``holder`` still holds
-    the bits of the snapshot ``expected``.
+    the bits of the snapshot ``expected``; ``name``: the Dask array ``holder``'s graph is
+    still the one named ``expected`` (no item assignment since).
     """
 
     kind: EnvKind

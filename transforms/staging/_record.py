@@ -15,6 +15,16 @@ transform's tracer, which goes through ``.primal``) becomes a ``Check`` placed r
 the value is computed. ``nonzero``/``argwhere`` results, whose shape depends on values, get
 a shape check.
 
+Values keep the types eager code gives them, since NumPy computes some operations on NumPy
+scalars with other code than on arrays (a complex ``*`` or a ``**`` by its scalar arithmetic,
+which rounds differently from the ufunc loop): ``bind`` makes a scalar result a 0-d array,
+but a Python operator on plain values (``ct * d`` in a pullback, ``-sin(x)`` in a rule, ``x
+* 2`` in user code) and raw NumPy ufuncs keep NumPy's scalar, and so does the lowest reverse
+trace, which calls the implementations directly (``VJPTrace`` at level 0, which under a
+recording is one level up). Such an application is recorded ``raw`` (``Op.call``: the
+operator itself, or the implementation without the 0-d wrap), so a replay computes what
+eager computes, bit for bit.
+
 A recording is abandoned (``Unrecordable``: the call runs eagerly) when the function does
 something a replay cannot repeat: it reaches a tracer of an outer transform (a closure over
 a value being differentiated), writes into a traced array, or binds a primitive whose
@@ -27,21 +37,22 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import dis
 import operator
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any, NoReturn
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from transforms.core import Primitive, Trace, Tracer, no_scalars, twins
+from transforms.core import Primitive, Trace, Tracer, arrays, no_scalars, number_primitives, twins
 from transforms.core._quiet import _STATE
 from transforms.core._trace import refuse_concrete
 from transforms.reverse._protect import _same_bytes
-from transforms.reverse._trace import _VALUE_FREE
+from transforms.reverse._trace import _VALUE_FREE, VJPTrace
 
 from ._program import Check, CheckKind, Const, Op, Var
 
@@ -54,6 +65,43 @@ _DATA_DEPENDENT_SHAPE = frozenset(("nonzero", "argwhere"))
 VALUE_FREE = _VALUE_FREE
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # transforms/
+
+# The code that calls implementations directly when its trace is the lowest (no 0-d wrap of
+# a scalar result): under a recording, a bind from it at the level just above is raw.
+_RAW_CALLERS = frozenset((VJPTrace.process_primitive.__code__,))
+
+# The Python operators whose application to plain values NumPy computes itself (a scalar
+# result stays a scalar; NumPy scalars get NumPy's scalar arithmetic): the primitive each
+# binds and the operator that computes it in eager code (arguments in the primitive's order).
+_BINARY = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "power": operator.pow,
+}
+_OPERATOR_UFUNCS = {
+    np.add: ("add", operator.add),
+    np.subtract: ("subtract", operator.sub),
+    np.multiply: ("multiply", operator.mul),
+    np.true_divide: ("divide", operator.truediv),
+    np.power: ("power", operator.pow),
+}
+_BINARY_OP = dis.opmap["BINARY_OP"]
+
+
+def _operator_applied(frame: FrameType) -> bool:
+    """Whether ``frame`` is applying a binary operator (not calling a function): how a ufunc
+    reached from C tells ``a * x`` (a plain ``a``'s operator) from ``np.multiply(a, x)``."""
+    return frame.f_code.co_code[frame.f_lasti] == _BINARY_OP
+
+
+def is_lazy(x: object) -> bool:
+    """Whether ``x`` is a Dask array: a jitted function traces it as an input (keyed by shape,
+    dtype and chunks, never by its values) and replays build its graph again, computing
+    nothing; one read by name is guarded by its identity and its graph's ``name``, which an
+    item assignment changes (``_environment``)."""
+    return arrays.is_foreign(x) and arrays.library_of(x) == "dask" and hasattr(x, "chunks")
 
 
 class Unrecordable(BaseException):
@@ -119,7 +167,8 @@ class RecordTracer(Tracer):
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        return np.asarray(self.value).dtype
+        value = self.value
+        return value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
 
     # ---- leaks of concrete values into Python: each is a guard ----------------------------
     def __bool__(self) -> bool:
@@ -166,9 +215,51 @@ class RecordTracer(Tracer):
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         fn = twins.get(ufunc)
         if method == "__call__" and fn is not None and kwargs.get("out") is None:
-            return fn(*inputs, **kwargs)
+            trace = self._trace
+            if not trace.alive or not trace.owns_all(inputs):
+                return fn(*inputs, **kwargs)
+            binary = _OPERATOR_UFUNCS.get(ufunc)
+            if binary is not None and not kwargs and _operator_applied(sys._getframe(1)):
+                # ``plain * x``: the plain operand's operator handed over to the ufunc; eager
+                # code ran the operator on two values (NumPy scalars: scalar arithmetic)
+                name, op = binary
+                return trace.apply(number_primitives[name], inputs, {}, op, True)
+            trace.raw = ufunc  # eager's ufunc on plain values: its result unwrapped
+            try:
+                return fn(*inputs, **kwargs)
+            finally:
+                trace.raw = None
         inputs = tuple(self._trace.leak(x) for x in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
+
+    # ---- operators: as NumPy applies them to the values (see the module docstring) ---------
+    def _arithmetic(self, name: str, other: object, reflected: bool) -> Any:
+        trace = self._trace
+        if not trace.alive or (isinstance(other, Tracer) and other._trace is not trace):
+            return super()._arithmetic(name, other, reflected)
+        args = (other, self) if reflected else (self, other)
+        return trace.apply(number_primitives[name], args, {}, _BINARY[name], True)
+
+    def _as_numpy(self, marker: object, method: Any, *args: Any) -> Any:
+        """``method(self, *args)`` (the tracer's operator), its bind marked raw: NumPy's own
+        operator on the value keeps a scalar result a scalar (``-x``, ``x[0]``)."""
+        trace = self._trace
+        if not trace.alive or not trace.owns_all(args):
+            return method(self, *args)
+        trace.raw = marker
+        try:
+            return method(self, *args)
+        finally:
+            trace.raw = None
+
+    def __neg__(self) -> Any:
+        return self._as_numpy(np.negative, Tracer.__neg__)
+
+    def __abs__(self) -> Any:
+        return self._as_numpy(np.absolute, Tracer.__abs__)
+
+    def __getitem__(self, index: object) -> Any:
+        return self._as_numpy("getitem", Tracer.__getitem__, index)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         fn = twins.get(func)
@@ -206,9 +297,9 @@ class RecordTrace(Trace[RecordTracer]):
 
     stages = True  # a lax loop under it (and under the transforms above it) is one op
 
-    __slots__ = ("ambient", "count", "externals", "instructions", "reached", "snapshots")
+    __slots__ = ("ambient", "count", "externals", "instructions", "raw", "reached", "snapshots")
 
-    def __init__(self, level: int, externals: dict[int, np.ndarray[Any, Any]]) -> None:
+    def __init__(self, level: int, externals: dict[int, Any]) -> None:
         super().__init__(level, "jit")
         self.instructions: list[Op | Check] = []
         self.count = 0
@@ -219,14 +310,18 @@ class RecordTrace(Trace[RecordTracer]):
         # How many times the function reached this trace (a primitive or a guard): an
         # implementation that does is not replayable (the module docs).
         self.reached = 0
+        # The ufunc (or primitive name) an operator or raw NumPy call on this trace's values
+        # is about to bind (``RecordTracer``): that bind keeps a scalar result a scalar.
+        self.raw: object = None
 
     def new_var(self, value: Any) -> Var:
         """A number for a value an op computes (or an input)."""
         self.count += 1
         shape = np.shape(value)
         dtype = str(value.dtype) if hasattr(value, "dtype") else str(np.result_type(value))
-        nbytes = int(getattr(value, "nbytes", 0))
-        return Var(self.count, shape, dtype, nbytes)
+        nbytes = getattr(value, "nbytes", 0)
+        nbytes = int(nbytes) if nbytes == nbytes else 0  # (a Dask array of unknown size: NaN)
+        return Var(self.count, shape, dtype, nbytes, isinstance(value, np.generic))
 
     def new(self, value: Any) -> tuple[RecordTracer, Var]:
         var = self.new_var(value)
@@ -268,13 +363,39 @@ class RecordTrace(Trace[RecordTracer]):
             snap = _snapshot(value)
             self.snapshots[id(value)] = (value, snap)  # holding it keeps its id unique
             return Const(snap, "literal")
+        if self.externals.get(id(value)) is value:  # a Dask array read by name
+            return Const(value, "external")
         if isinstance(value, (list, dict, np.ndarray)):
             return Const(copy.deepcopy(value), "literal")
         return Const(value, "literal")
 
+    def owns_all(self, args: Sequence[object]) -> bool:
+        """Whether no operand is a tracer of another trace (then NumPy's own application to
+        the values is what eager code runs)."""
+        return not any(isinstance(a, Tracer) and a._trace is not self for a in args)
+
     def process_primitive(
         self, primitive: Primitive[Any], args: Sequence[object], params: dict[str, Any]
     ) -> object:
+        marker = self.raw
+        if marker is not None:  # an operator or ufunc of a value: the first bind is its own
+            self.raw = None
+            raw = marker is primitive.impl or marker == primitive.name
+            return self.apply(primitive, args, params, None, raw)
+        caller = sys._getframe(2)  # (bind's caller)
+        raw = caller.f_code in _RAW_CALLERS and caller.f_locals["self"].level == self.level + 1
+        return self.apply(primitive, args, params, None, raw)
+
+    def apply(
+        self,
+        primitive: Primitive[Any],
+        args: Sequence[object],
+        params: dict[str, Any],
+        call: Callable[..., Any] | None,
+        raw: bool,
+    ) -> object:
+        """Record ``call`` (default: the primitive's implementation) applied to ``args``;
+        ``raw``: a scalar result stays a NumPy scalar, as in eager code (module docs)."""
         self.reached += 1
         values: list[Any] = []
         operands: list[Var | Const] = []
@@ -294,7 +415,7 @@ class RecordTrace(Trace[RecordTracer]):
         kept_params = {k: _snapshot(v) if type(v) is np.ndarray else v for k, v in params.items()}
         state = _STATE.get() if _STATE is not None else None
         reached = self.reached
-        ans = primitive.impl(*values, **params)
+        ans = (primitive.impl if call is None else call)(*values, **params)
         if self.reached != reached:
             raise Unrecordable(
                 f"the implementation of '{primitive.name}' reads a value of the recording (a "
@@ -304,17 +425,17 @@ class RecordTrace(Trace[RecordTracer]):
             isinstance(o, Const) and o.kind != "external" for o in operands
         ):  # a value that depends on no input and no external array: folded into a constant
             if primitive.multiple_results:
-                ans = no_scalars(tuple(ans))
+                ans = tuple(ans) if raw else no_scalars(tuple(ans))
                 return tuple(self.folded(a) for a in ans)
-            return self.folded(no_scalars(ans))
+            return self.folded(ans if raw else no_scalars(ans))
         wrap = False
         if primitive.multiple_results:
-            if any(type(a) is not np.ndarray for a in ans):
+            if not raw and any(type(a) is not np.ndarray for a in ans):
                 wrap = True
                 ans = no_scalars(tuple(ans))
             made = [self.new(a) for a in ans]
         else:
-            if type(ans) is not np.ndarray:
+            if not raw and type(ans) is not np.ndarray:
                 wrap = True
                 ans = no_scalars(ans)
             made = [self.new(ans)]
@@ -322,7 +443,7 @@ class RecordTrace(Trace[RecordTracer]):
         out_vars = tuple(var for _, var in made)
         errstate = None if state is self.ambient else state
         self.instructions.append(
-            Op(primitive, tuple(operands), kept_params, out_vars, errstate, wrap)
+            Op(primitive, tuple(operands), kept_params, out_vars, errstate, wrap, call)
         )
         if primitive.name in _DATA_DEPENDENT_SHAPE:
             for var in out_vars:
