@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import batch_rule
-from transforms.core import Primitive, Tracer, arrays
+from transforms.core import Primitive, Tracer, arrays, native_types
 from transforms.taylor import (
     COLLAPSED,
     add_collapsed,
@@ -75,7 +75,7 @@ def _plain(*xs: Any) -> bool:
     """No tracer among ``xs``, and no array of another library (a Dask array: the rule's
     stacks are written in place): the rule may run NumPy itself (the eager hot path)."""
     for x in xs:  # (a loop, not any() of a generator: this runs in most rule applications)
-        if type(x) is np.ndarray or x is None:
+        if type(x) in native_types or x is None:  # (a set: arrays and numbers at once)
             continue
         if isinstance(x, Tracer) or arrays.is_foreign(x):
             return False
