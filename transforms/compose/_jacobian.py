@@ -20,7 +20,7 @@ import numpy as np
 
 import transforms.numpy as tnp
 from transforms import nansafe
-from transforms.core import Array
+from transforms.core import Array, arrays
 from transforms.core.tree_util import PyTreeDef, tree_flatten
 from transforms.numpy._arithmetic import unit_seed
 from transforms.numpy._batching import identity_basis
@@ -54,11 +54,19 @@ Aux = TypeVar("Aux")
 
 
 def _basis_rows(
-    shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int
-) -> list[np.ndarray]:
+    shapes: Sequence[tuple[int, ...]],
+    dtypes: Sequence[Any],
+    start: int,
+    stop: int,
+    like: Sequence[Any] = (),
+) -> list[Any]:
     """Rows ``start:stop`` of the standard basis of a list of arrays, one stacked array per
-    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``. The whole basis of one
-    vector is the identity matrix that batching rules recognise (``identity_basis``)."""
+    array: leaf ``i`` gets shape ``(stop - start, *shapes[i])``, in the library of
+    ``like[i]`` (a CuPy input's basis on its device). The whole basis of one vector is the
+    identity matrix that batching rules recognise (``identity_basis``)."""
+    if like and any(arrays.is_foreign(x) for x in like):
+        plain = _basis_rows(shapes, dtypes, start, stop)
+        return [arrays.like(b, x) for b, x in zip(plain, like, strict=True)]
     if start == 0 and len(shapes) == 1 and len(shapes[0]) == 1 and stop == shapes[0][0]:
         return [identity_basis(stop, dtypes[0])]
     rows = []
@@ -108,13 +116,14 @@ def _push_basis_forward(
 
     def rows(start: int, stop: int) -> list[Any]:
         nonlocal out, aux
-        basis = _basis_rows(shapes, dtypes, start, stop)
+        basis = _basis_rows(shapes, dtypes, start, stop, flat_in)
         pushed = vmap_call(push, 0, out_axes, None, tuple(basis), {})
         out, aux = pushed[0], pushed[2] if has_aux else None
         return nansafe.rows_again(tree_flatten(pushed[1])[0], start, row)
 
     def row(k: int) -> list[Any]:  # one basis row alone: NaN-safe (``nansafe``)
-        return tree_flatten(push(*(b[0] for b in _basis_rows(shapes, dtypes, k, k + 1)))[1])[0]
+        basis = _basis_rows(shapes, dtypes, k, k + 1, flat_in)
+        return tree_flatten(push(*(b[0] for b in basis))[1])[0]
 
     stacked = push_rows(total, chunk_size, memory_budget, rows, "jacfwd")
     if stacked is None:  # no input elements: evaluate once for the output's structure
@@ -149,14 +158,14 @@ def _push_basis_reverse(
         return cts if len(shapes) == 1 else [tnp.expand_dims(c, 0) for c in cts]
 
     def row(k: int) -> list[Any]:  # one basis row alone: NaN-safe (``nansafe``)
-        return pull(*(b[0] for b in _basis_rows(shapes, dtypes, k, k + 1)))
+        return pull(*(b[0] for b in _basis_rows(shapes, dtypes, k, k + 1, flat_out)))
 
     stacked = push_rows(
         total,
         chunk_size,
         memory_budget,
         lambda start, stop: nansafe.rows_again(
-            vmap_leaves(pull, _basis_rows(shapes, dtypes, start, stop)), start, row
+            vmap_leaves(pull, _basis_rows(shapes, dtypes, start, stop, flat_out)), start, row
         ),
         "jacrev",
     )

@@ -21,7 +21,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 
-from transforms.core import Tracer
+from transforms.core import Tracer, arrays
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 from transforms.numpy import moveaxis, reshape
 from transforms.numpy._define import dtype_of, shape_of
@@ -193,7 +193,7 @@ def hessian_diag(fun: Callable[P, R], argnums: int = 0) -> Callable[P, R]:
     @functools.wraps(fun)
     def diag(*args: P.args, **kwargs: P.kwargs) -> R:
         of_x, x = _split(fun, args, kwargs, argnums, "hessian_diag")
-        zeros = np.zeros(shape_of(x), dtype=dtype_of(x))
+        zeros = arrays.like(np.zeros(shape_of(x), dtype=dtype_of(x)), x)
 
         def second(v: Any) -> Any:
             series = jet(of_x, (x,), ([v, zeros],))[1]
