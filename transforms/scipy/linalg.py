@@ -23,6 +23,10 @@ Conventions:
   where the pivoting does not change, for square non-singular matrices.
 - A complex VJP is the transpose of the JVP under ``Re(sum(a * b))``, no conjugation (the
   package's convention).
+- Arrays of another library (Dask): the composites of ``transforms.numpy.linalg``'s
+  primitives run on its linear algebra (``cholesky``, ``cho_factor``, ``inv``); SciPy's own
+  functions take NumPy arrays only (they ``np.asarray`` their operands, which would compute a
+  Dask array whole), so the new primitives raise ``ArrayLibraryError`` for them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ import numpy as np
 import scipy.linalg as _sl
 
 import transforms.numpy as tnp
+from transforms.core import ArrayLibraryError
+from transforms.core.arrays import is_foreign, library_of
 from transforms.extend import (
     Primitive,
     cast_to,
@@ -97,7 +103,14 @@ def _require_square(a: Any, name: str) -> None:
 def _stacked(fn: Callable[..., Any], *arrays: Any, core: Sequence[int], **kwargs: Any) -> Any:
     """``fn`` applied matrix by matrix over the broadcast leading dimensions of ``arrays``
     (raw NumPy; ``core[i]`` is the number of core dimensions of ``arrays[i]``): SciPy's own
-    batching, for any SciPy version."""
+    batching, for any SciPy version. SciPy's functions take NumPy arrays only: an array of
+    another library is refused, never computed."""
+    for a in arrays:
+        if is_foreign(a):
+            name = getattr(fn, "__name__", "function")
+            raise ArrayLibraryError(
+                f"scipy.linalg.{name} (SciPy's, on NumPy arrays)", library_of(a)
+            )
     arrays = tuple(np.asarray(a) for a in arrays)
     leads = [a.shape[: a.ndim - c] for a, c in zip(arrays, core, strict=True)]
     lead = np.broadcast_shapes(*leads)
