@@ -107,7 +107,8 @@ def _check_norm(norm: object) -> NormName:
 
 
 def _operand(a: ArrayLike) -> Array:
-    return _shape.asarray(a)
+    operand: Array = _shape.operand(a)
+    return operand
 
 
 def _normalize_axis(axis: int, ndim: int) -> int:
