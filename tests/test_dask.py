@@ -66,16 +66,7 @@ DASK_LACKS: dict[str, str] = {
         ["linalg_eig_real", "linalg_eig_complex", "linalg_eigvals", "linalg_eig_complex_input"],
         "Dask has no eig",
     ),
-    **dict.fromkeys(
-        [
-            "scipy.linalg.solve_triangular",
-            "scipy.linalg.solve_triangular:vector",
-            "scipy.linalg.solve_triangular:complex",
-            "scipy.linalg.cho_solve",
-            "scipy.linalg.eigh:generalized",
-        ],
-        _SCIPY_ONLY.format("solve_triangular", "NumPy's dispatch does not reach Dask's own"),
-    ),
+    "scipy.linalg.eigh:generalized": "Dask has no eigh",
     **dict.fromkeys(
         ["scipy.linalg.lu_factor", "scipy.linalg.lu_solve", "scipy.linalg.lu_solve:matrix"],
         _SCIPY_ONLY.format("lu_factor", "Dask has no lu_factor"),

@@ -110,10 +110,25 @@ def test_polygamma_on_dask_in_scipys_formula() -> None:
     _check(T.grad(lambda v: tnp.sum(tss.digamma(v))), (x,), 2)
 
 
+@pytest.mark.parametrize("chunks", [-1, 2])
+def test_solve_triangular_on_dask_reads_its_triangle(chunks: Any) -> None:
+    a, b = _stack(2, 4, 4) + 3.0 * np.triu(np.ones((4, 4)), 1), RNG.normal(size=(2, 4, 3))
+    for trans in ("N", "T", "C"):
+        for lower in (False, True):
+            for unit in (False, True):
+                _check(
+                    lambda x, y, t=trans, lo=lower, u=unit: tsl.solve_triangular(
+                        x, y, trans=t, lower=lo, unit_diagonal=u
+                    ),
+                    (a, b),
+                    chunks,
+                )
+    _check(lambda x, y: tsl.cho_solve(tsl.cho_factor(x, lower=True), y), (a @ a.mT, b), chunks)
+
+
 @pytest.mark.parametrize(
     "fun",
     [
-        lambda a, b: tsl.solve_triangular(a, b, lower=True),
         lambda a, b: tsl.expm(a),
         lambda a, b: tsl.lu_factor(a)[0],
     ],
