@@ -47,8 +47,6 @@ DASK_LACKS: dict[str, str] = {
         "Dask has no det",
     ),
     **dict.fromkeys(["linalg_slogdet", "linalg_slogdet_complex"], "Dask has no slogdet"),
-    **dict.fromkeys(["linalg_pinv", "linalg_pinv_wide"], "Dask has no pinv"),
-    **dict.fromkeys(["linalg_lstsq", "linalg_lstsq_complex"], "lstsq is pinv(a) @ b: no pinv"),
     **dict.fromkeys(
         ["linalg_eigh", "linalg_eigh_non_symmetric", "linalg_eigh_complex", "scipy.linalg.eigh"],
         "Dask has no eigh",

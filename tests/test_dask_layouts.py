@@ -84,6 +84,13 @@ def test_qr_and_svd_on_dask_up_to_their_gauge(shape: tuple[int, ...], chunks: An
     _check(svd_parts, (a,), chunks)
 
 
+@pytest.mark.parametrize("shape", [(6, 3), (3, 5), (2, 4, 4)])
+def test_pinv_on_dask_by_its_svd(shape: tuple[int, ...]) -> None:
+    a = RNG.normal(size=shape)
+    for kwargs in ({}, {"rcond": 1e-3}, {"rtol": 0.5}):  # rtol=0.5: the cut drops some
+        _check(lambda x, kw=kwargs: L.pinv(x, **kw), (a,), 2)
+
+
 def test_svd_hermitian_is_refused_on_dask() -> None:
     with pytest.raises(ArrayLibraryError, match="dask"):
         _lazily(lambda x: L.svd(x, hermitian=True), (_dask(_stack(3, 3), 2),))

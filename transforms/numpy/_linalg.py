@@ -671,12 +671,26 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
 # Transposed term by term under Re(sum(a * b)):
 #   ct_A = -P^T G P^T + conj((I - A P) G^T P P^H + P^H P G^T (I - P A)).
 def _pinv_impl(a: Any, rcond: Any, hermitian: bool, rtol: Any) -> Any:
+    if _foreign(a):
+        return _foreign_pinv(a, rcond, hermitian, rtol)
     kwargs: dict[str, Any] = {"hermitian": hermitian}
     if rcond is not None:
         kwargs["rcond"] = rcond
     if rtol is not None:
         kwargs["rtol"] = rtol
     return np.linalg.pinv(a, **kwargs)
+
+
+def _foreign_pinv(a: Any, rcond: Any, hermitian: bool, rtol: Any) -> Any:
+    """NumPy's ``pinv`` (its formula: the SVD of ``conj(a)``, singular values at most
+    ``rcond * max(s)`` dropped) on the SVD of another library, which lacks ``pinv``; lazy:
+    the cut is a ``where``. ``V diag(1/s) U^H`` does not depend on the SVD's gauge."""
+    if rcond is None:
+        rcond = 1e-15 if rtol is None else rtol  # NumPy's defaults, as the impl passes them
+    u, s, vh = _foreign_svd(np.conj(a), hermitian)
+    large = s > np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
+    inverse = np.where(large, 1 / np.where(large, s, 1), 0)
+    return np.matmul(np.swapaxes(vh, -1, -2), inverse[..., None] * np.swapaxes(u, -1, -2))
 
 
 def _projectors(a: Any, p: Any) -> tuple[Any, Any]:
@@ -733,7 +747,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     unless ``a`` is tall and of full rank, as in NumPy) and ``rank`` an integer. ``x``,
     ``residuals`` and ``s`` are differentiable, at constant (in practice: full) rank; values
     agree with NumPy's to rounding. Under ``vmap`` residuals are computed as if every
-    example had full rank. Stacks of matrices are accepted too.
+    example had full rank, and so they are for an array of another library (Dask: its rank is
+    not computed to decide the residuals' shape). Stacks of matrices are accepted too.
     """
     a, b = _operand(a), _operand(b)
     shape = shape_of(a)
@@ -750,7 +765,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     else:
         rank = np.zeros(shape[:-2], dtype=np.int32)
     full = rank == n
-    full_rank = True if isinstance(full, Tracer) else bool(np.all(full))
+    full_rank = True if isinstance(full, Tracer) or _foreign(full) else bool(np.all(full))
     if m > n and full_rank:
         r = b - matmul(a, x)
         r2 = _real(r * _conj(r))
