@@ -55,10 +55,10 @@ Conventions and documented limits:
   ``cholesky`` (and what is made of them) on each matrix in one chunk; ``qr`` and ``svd``
   by Dask's tall-and-skinny algorithms (the matrix's columns in one chunk; a wide matrix in
   one chunk), whose signs (phases) of ``Q``'s and ``U``'s columns are Dask's (functions
-  invariant under them, as above, are the same). A stack of matrices is a Python loop over
-  the stack (Dask's functions take one matrix). What Dask lacks (``det``, ``slogdet``,
-  ``eigh``, ``eig``, ``pinv`` and so ``lstsq``, ``svd(hermitian=True)``) raises
-  ``ArrayLibraryError``.
+  invariant under them, as above, are the same); ``pinv`` (and ``lstsq``) by NumPy's
+  formula on that SVD. A stack of matrices is a Python loop over the stack (Dask's
+  functions take one matrix). What Dask lacks (``det``, ``slogdet``, ``eigh``, ``eigvalsh``,
+  ``eig``, ``svd(hermitian=True)``) raises ``ArrayLibraryError``.
 """
 
 from __future__ import annotations
@@ -263,8 +263,9 @@ def _each_matrix(fn: Callable[..., Any], *xs: Any) -> Any:
 
 
 def _whole(m: Any) -> Any:
-    """A matrix in one chunk: Dask's LU and Cholesky then run LAPACK's on the whole matrix
-    (with full pivoting: its blocked LU pivots within diagonal blocks only)."""
+    """A matrix in one chunk: Dask's LU and Cholesky then run LAPACK's on the whole matrix,
+    NumPy's factorisation (its blocked LU of a chunked matrix pivots within diagonal blocks
+    only)."""
     return whole_along(m, (-2, -1))
 
 
@@ -1205,7 +1206,7 @@ def _svdvals_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
 
 
 def _svdvals_impl(a: Any, hermitian: bool) -> Any:
-    if _foreign(a):  # Dask's svd has no compute_uv: its U and Vh go unused (never computed)
+    if _foreign(a):  # Dask's svd has no compute_uv: U and Vh are computed with S, and dropped
         return _foreign_svd(a, hermitian)[1]
     return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
 
