@@ -91,6 +91,27 @@ def test_pinv_on_dask_by_its_svd(shape: tuple[int, ...]) -> None:
         _check(lambda x, kw=kwargs: L.pinv(x, **kw), (a,), 2)
 
 
+_SQUARE, _RHS, _TALL = _stack(2, 4, 4), RNG.normal(size=(2, 4, 2)), RNG.normal(size=(2, 6, 3))
+
+
+@pytest.mark.parametrize(
+    ("fun", "args"),
+    [
+        (lambda x: tnp.sum(L.inv(x) ** 2), (_SQUARE,)),
+        (lambda x, y: tnp.sum(L.solve(x, y) ** 2), (_SQUARE, _RHS)),
+        (lambda x: tnp.sum(L.cholesky(x @ tnp.swapaxes(x, -1, -2)) ** 2), (_SQUARE,)),
+        (lambda x: tnp.sum(L.qr(x)[1] ** 2), (_TALL,)),
+        (lambda x: tnp.sum(L.pinv(x) ** 2), (_TALL,)),
+    ],
+    ids=["inv", "solve", "cholesky", "qr", "pinv"],
+)
+def test_derivatives_of_stacks_on_dask(fun: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """Reverse and forward mode through Dask's factorisations of a stack, against NumPy."""
+    _check(T.grad(fun, argnums=tuple(range(len(args)))), args, 2)
+    tangents = tuple(RNG.normal(size=np.shape(a)) for a in args)
+    _check(lambda *xs: T.jvp(fun, xs, tangents)[1], args, 2)
+
+
 def test_svd_hermitian_is_refused_on_dask() -> None:
     with pytest.raises(ArrayLibraryError, match="dask"):
         _lazily(lambda x: L.svd(x, hermitian=True), (_dask(_stack(3, 3), 2),))
