@@ -33,7 +33,55 @@ da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
 #: Rows whose operation Dask does not have: each must raise ArrayLibraryError.
-DASK_LACKS: dict[str, str] = {}
+_SCIPY_ONLY = "SciPy's {} takes NumPy arrays only (np.asarray would compute them); {}"
+DASK_LACKS: dict[str, str] = {
+    # linear algebra and SciPy (transforms/numpy/_linalg.py, transforms/scipy)
+    **dict.fromkeys(
+        [
+            "linalg_det",
+            "linalg_det_rank_deficient",
+            "linalg_det_rank_deficient_complex",
+            "linalg_det_complex",
+            "scipy.linalg.det",
+        ],
+        "Dask has no det",
+    ),
+    **dict.fromkeys(["linalg_slogdet", "linalg_slogdet_complex"], "Dask has no slogdet"),
+    **dict.fromkeys(
+        ["linalg_eigh", "linalg_eigh_non_symmetric", "linalg_eigh_complex", "scipy.linalg.eigh"],
+        "Dask has no eigh",
+    ),
+    **dict.fromkeys(
+        [
+            "linalg_eigvalsh",
+            "linalg_eigvalsh_non_symmetric",
+            "linalg_eigvalsh_complex",
+            "scipy.linalg.eigh:eigvals_only",
+        ],
+        "Dask has no eigvalsh",
+    ),
+    **dict.fromkeys(
+        ["linalg_eig_real", "linalg_eig_complex", "linalg_eigvals", "linalg_eig_complex_input"],
+        "Dask has no eig",
+    ),
+    "scipy.linalg.eigh:generalized": "Dask has no eigh",
+    **dict.fromkeys(
+        ["scipy.linalg.lu_factor", "scipy.linalg.lu_solve", "scipy.linalg.lu_solve:matrix"],
+        _SCIPY_ONLY.format("lu_factor", "Dask has no lu_factor"),
+    ),
+    **{
+        f"scipy.linalg.{name}": _SCIPY_ONLY.format(name, f"Dask has no {name}")
+        for name in ("expm", "logm", "sqrtm", "solve_sylvester")
+    },
+    **dict.fromkeys(
+        [
+            "scipy.integrate.odeint",
+            "scipy.integrate.odeint:nonlinear",
+            "scipy.integrate.odeint:times",
+        ],
+        "SciPy's odeint (LSODA) steps on NumPy arrays in one process",
+    ),
+}
 
 
 def _refuse_compute(dsk: Any, keys: Any, **kwargs: Any) -> Any:

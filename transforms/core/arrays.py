@@ -42,6 +42,7 @@ __all__ = [
     "reduce",
     "release",
     "scatter_add",
+    "whole_along",
 ]
 
 
@@ -182,3 +183,13 @@ def library_error(
     if match is None:
         return None
     return ArrayLibraryError(f"primitive '{name}' ({what})", library)
+
+
+def whole_along(x: Any, axes: Any) -> Any:
+    """``x`` with each axis of ``axes`` in one chunk, where its library needs that layout (an
+    FFT along an axis, the factorisation of a matrix): a lazy rechunk of a Dask array, ``x``
+    itself for an ndarray or an array without chunks (CuPy)."""
+    if type(x) is np.ndarray or not hasattr(x, "rechunk"):
+        return x
+    ndim = len(x.shape)
+    return x.rechunk({axis % ndim: -1 for axis in axes})

@@ -18,7 +18,9 @@ is its transpose under the bilinear pairing ``Re(sum(a * b))`` (JAX's complex co
 - ``fftshift``/``ifftshift`` are permutations, each the other's transpose.
 
 The three transform primitives take the already-resized input and the axes as
-non-negative ints; their batching rules renumber the axes around the batch axis.
+non-negative ints; their batching rules renumber the axes around the batch axis. An array of
+another library is transformed by its own FFT: Dask's needs each transformed axis in one
+chunk, which the primitives arrange lazily (``whole_along``; the other axes stay chunked).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 
 from transforms.batching import defbatch
 from transforms.core import Array, ArrayLike, Primitive
+from transforms.core.arrays import whole_along
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import axes_rule, defsparsity, index_rule
@@ -104,7 +107,8 @@ def _check_norm(norm: object) -> NormName:
 
 
 def _operand(a: ArrayLike) -> Array:
-    return _shape.asarray(a)
+    operand: Array = _shape.operand(a)
+    return operand
 
 
 def _normalize_axis(axis: int, ndim: int) -> int:
@@ -155,7 +159,7 @@ def _cook_nd_args(
 # ---- complex-to-complex: fftn_p ---------------------------------------------------------------
 def _fftn_impl(x: Any, *, axes: Axes, norm: NormName, inverse: bool) -> Any:
     transform = np.fft.ifftn if inverse else np.fft.fftn
-    return transform(x, axes=axes, norm=norm)
+    return transform(whole_along(x, axes), axes=axes, norm=norm)
 
 
 fftn_p = Primitive("fftn", _fftn_impl)
@@ -219,10 +223,12 @@ def _hermitian_weights(n: int, axis: int, ndim: int, dtype: np.dtype[Any]) -> np
 
 def _irfftn_impl(z: Any, *, axes: Axes, n: int, norm: NormName) -> Any:
     s = [np.shape(z)[a] for a in axes[:-1]] + [n]
-    return np.fft.irfftn(z, s=s, axes=axes, norm=norm)
+    return np.fft.irfftn(whole_along(z, axes), s=s, axes=axes, norm=norm)
 
 
-rfftn_p = Primitive("rfftn", lambda x, axes, norm: np.fft.rfftn(x, axes=axes, norm=norm))
+rfftn_p = Primitive(
+    "rfftn", lambda x, axes, norm: np.fft.rfftn(whole_along(x, axes), axes=axes, norm=norm)
+)
 irfftn_p = Primitive("irfftn", _irfftn_impl)
 defsparsity(rfftn_p, axes_rule)
 defsparsity(irfftn_p, axes_rule)

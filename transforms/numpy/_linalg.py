@@ -51,6 +51,14 @@ Conventions and documented limits:
   differentiable too (composites), ``rank`` is an integer.
 - Every function takes complex input, with the complex convention of the package: a VJP is
   the transpose of the JVP under ``Re(sum(a * b))``, no conjugation.
+- Arrays of another library (Dask) run on its own linear algebra, lazily: ``inv``, ``solve``,
+  ``cholesky`` (and what is made of them) on each matrix in one chunk; ``qr`` and ``svd``
+  by Dask's tall-and-skinny algorithms (the matrix's columns in one chunk; a wide matrix in
+  one chunk), whose signs (phases) of ``Q``'s and ``U``'s columns are Dask's (functions
+  invariant under them, as above, are the same); ``pinv`` (and ``lstsq``) by NumPy's
+  formula on that SVD. A stack of matrices is a Python loop over the stack (Dask's
+  functions take one matrix). What Dask lacks (``det``, ``slogdet``, ``eigh``, ``eigvalsh``,
+  ``eig``, ``svd(hermitian=True)``) raises ``ArrayLibraryError``.
 """
 
 from __future__ import annotations
@@ -63,8 +71,8 @@ from typing import Any, Literal, NamedTuple, overload
 import numpy as np
 
 from transforms.batching import BatchRule, defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
-from transforms.core.arrays import reduce
+from transforms.core import Array, ArrayLibraryError, ArrayLike, Primitive, Tracer, concrete, native
+from transforms.core.arrays import is_foreign, library_of, reduce, whole_along
 from transforms.core.tree_util import register_pytree_node
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
@@ -227,11 +235,54 @@ def _front_rule(primitive: Primitive[Any]) -> BatchRule:
     return rule
 
 
+# ---- arrays of another library: its own linear algebra, matrix by matrix ----------------------
+def _foreign(*xs: Any) -> bool:
+    """Whether an operand is an array of another library (after NumPy's fast test)."""
+    return any(type(x) is not np.ndarray and is_foreign(x) for x in xs)
+
+
+def _each_matrix(fn: Callable[..., Any], *xs: Any) -> Any:
+    """``fn`` of the matrices of ``xs`` (arrays of another library, whose linear algebra takes
+    2-D arrays only, as Dask's does), over their broadcast stack dimensions: a Python loop
+    over the (static, usually small) stack, each matrix a lazy slice, the results stacked
+    lazily. ``fn`` returns an array or a tuple of them."""
+    lead = np.broadcast_shapes(*(np.shape(x)[:-2] for x in xs))
+    if not lead:
+        return fn(*xs)
+    if math.prod(lead) == 0:
+        raise ArrayLibraryError("linear algebra of an empty stack of matrices", library_of(xs[0]))
+    xs = tuple(np.broadcast_to(x, lead + np.shape(x)[-2:]) for x in xs)
+    outs = [fn(*(x[index] for x in xs)) for index in np.ndindex(*lead)]
+
+    def stacked(parts: list[Any]) -> Any:
+        return np.reshape(np.stack(parts), lead + np.shape(parts[0]))
+
+    if isinstance(outs[0], tuple):
+        return tuple(stacked([out[k] for out in outs]) for k in range(len(outs[0])))
+    return stacked(outs)
+
+
+def _whole(m: Any) -> Any:
+    """A matrix in one chunk: Dask's LU and Cholesky then run LAPACK's on the whole matrix,
+    NumPy's factorisation (its blocked LU of a chunked matrix pivots within diagonal blocks
+    only)."""
+    return whole_along(m, (-2, -1))
+
+
+def _tall_and_skinny(m: Any) -> Any:
+    """A matrix in the layout of Dask's QR and SVD: a tall one's columns in one chunk (its
+    rows stay chunked: the tall-and-skinny algorithm), a wide one in one chunk."""
+    rows, cols = np.shape(m)[-2:]
+    return whole_along(m, (-1,) if rows >= cols else (-2, -1))
+
+
 # ---- inv -------------------------------------------------------------------------------------
 # d(A^-1) = -A^-1 dA A^-1; its transpose is -A^-T ct A^-T. With ``nan_if_singular`` (slogdet's
 # rules) a singular matrix of the stack gets NaN instead of NumPy's LinAlgError: the derivative
 # of log|det| does not exist there.
 def _inv_impl(a: Any, nan_if_singular: bool) -> Any:
+    if _foreign(a):  # (nan_if_singular serves slogdet, which Dask lacks)
+        return _each_matrix(lambda m: np.linalg.inv(_whole(m)), a)
     if not nan_if_singular:
         return np.linalg.inv(a)
     try:
@@ -568,7 +619,13 @@ def slogdet(a: ArrayLike) -> SlogdetResult:
 # ---- solve ---------------------------------------------------------------------------------------
 # The primitive takes b as a stack of matrices (..., n, k) (1-d b is made a column by ``solve``).
 # X = A^-1 B: dX = A^-1 (dB - dA X); the VJP: ct_B = A^-T ct, ct_A = -ct_B X^T (un-broadcast).
-solve_p = Primitive("solve", np.linalg.solve)
+def _solve_impl(a: Any, b: Any) -> Any:
+    if _foreign(a, b):
+        return _each_matrix(lambda m, rhs: np.linalg.solve(_whole(m), _whole(rhs)), a, b)
+    return np.linalg.solve(a, b)
+
+
+solve_p = Primitive("solve", _solve_impl)
 defjvp(
     solve_p,
     lambda t, ans, a, b: -_solve(a, matmul(t, ans)),
@@ -615,12 +672,26 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
 # Transposed term by term under Re(sum(a * b)):
 #   ct_A = -P^T G P^T + conj((I - A P) G^T P P^H + P^H P G^T (I - P A)).
 def _pinv_impl(a: Any, rcond: Any, hermitian: bool, rtol: Any) -> Any:
+    if _foreign(a):
+        return _foreign_pinv(a, rcond, hermitian, rtol)
     kwargs: dict[str, Any] = {"hermitian": hermitian}
     if rcond is not None:
         kwargs["rcond"] = rcond
     if rtol is not None:
         kwargs["rtol"] = rtol
     return np.linalg.pinv(a, **kwargs)
+
+
+def _foreign_pinv(a: Any, rcond: Any, hermitian: bool, rtol: Any) -> Any:
+    """NumPy's ``pinv`` (its formula: the SVD of ``conj(a)``, singular values at most
+    ``rcond * max(s)`` dropped) on the SVD of another library, which lacks ``pinv``; lazy:
+    the cut is a ``where``. ``V diag(1/s) U^H`` does not depend on the SVD's gauge."""
+    if rcond is None:
+        rcond = 1e-15 if rtol is None else rtol  # NumPy's defaults, as the impl passes them
+    u, s, vh = _foreign_svd(np.conj(a), hermitian)
+    large = s > np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True)
+    inverse = np.where(large, 1 / np.where(large, s, 1), 0)
+    return np.matmul(np.swapaxes(vh, -1, -2), inverse[..., None] * np.swapaxes(u, -1, -2))
 
 
 def _projectors(a: Any, p: Any) -> tuple[Any, Any]:
@@ -677,7 +748,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     unless ``a`` is tall and of full rank, as in NumPy) and ``rank`` an integer. ``x``,
     ``residuals`` and ``s`` are differentiable, at constant (in practice: full) rank; values
     agree with NumPy's to rounding. Under ``vmap`` residuals are computed as if every
-    example had full rank. Stacks of matrices are accepted too.
+    example had full rank, and so they are for an array of another library (Dask: its rank is
+    not computed to decide the residuals' shape). Stacks of matrices are accepted too.
     """
     a, b = _operand(a), _operand(b)
     shape = shape_of(a)
@@ -694,7 +766,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> LstsqResult
     else:
         rank = np.zeros(shape[:-2], dtype=np.int32)
     full = rank == n
-    full_rank = True if isinstance(full, Tracer) else bool(np.all(full))
+    full_rank = True if isinstance(full, Tracer) or _foreign(full) else bool(np.all(full))
     if m > n and full_rank:
         r = b - matmul(a, x)
         r2 = _real(r * _conj(r))
@@ -760,7 +832,21 @@ def _cholesky_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
     return pullback
 
 
-cholesky_p = Primitive("cholesky", np.linalg.cholesky)
+def _cholesky_impl(a: Any) -> Any:
+    if _foreign(a):
+        return _each_matrix(_foreign_cholesky, a)
+    return np.linalg.cholesky(a)
+
+
+def _foreign_cholesky(m: Any) -> Any:
+    """The lower Cholesky factor of a matrix of another library, read from its lower triangle.
+    Dask's ``numpy.linalg.cholesky`` is its ``cholesky(a, lower=False)``: the upper factor
+    ``L^H`` (of a matrix in one chunk, NumPy's ``L`` transposed)."""
+    factor = np.linalg.cholesky(_whole(m))
+    return _mH(factor) if library_of(m) == "dask" else factor
+
+
+cholesky_p = Primitive("cholesky", _cholesky_impl)
 defjvp(cholesky_p, _cholesky_jvp)
 defvjp(cholesky_p, _cholesky_vjp)
 defbatch(cholesky_p, _front_rule(cholesky_p))
@@ -842,7 +928,13 @@ def _qr_vjp(ans: Any, a: Any) -> Callable[[Any], Any]:
     return pullback
 
 
-qr_p = Primitive("qr", lambda a: tuple(np.linalg.qr(a, mode="reduced")), multiple_results=True)
+def _qr_impl(a: Any) -> tuple[Any, ...]:
+    if _foreign(a):  # Dask's qr has no mode: it is the reduced one
+        return _each_matrix(lambda m: tuple(np.linalg.qr(_tall_and_skinny(m))), a)  # type: ignore[no-any-return]
+    return tuple(np.linalg.qr(a, mode="reduced"))
+
+
+qr_p = Primitive("qr", _qr_impl, multiple_results=True)
 defjvp(qr_p, _qr_jvp)
 defvjp(qr_p, _qr_vjp)
 defbatch(qr_p, _front_rule(qr_p))
@@ -1081,11 +1173,20 @@ def _svd_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
     return pullback
 
 
-svd_p = Primitive(
-    "svd",
-    lambda a, hermitian: tuple(np.linalg.svd(a, full_matrices=False, hermitian=hermitian)),
-    multiple_results=True,
-)
+def _svd_impl(a: Any, hermitian: bool) -> tuple[Any, ...]:
+    if _foreign(a):
+        return _foreign_svd(a, hermitian)  # type: ignore[no-any-return]
+    return tuple(np.linalg.svd(a, full_matrices=False, hermitian=hermitian))
+
+
+def _foreign_svd(a: Any, hermitian: bool) -> Any:
+    """Dask's (reduced) SVD of each matrix; it has no ``hermitian`` (an SVD from ``eigh``)."""
+    if hermitian:
+        raise ArrayLibraryError("primitive 'svd' (numpy.linalg.svd, hermitian=True)", library_of(a))
+    return _each_matrix(lambda m: tuple(np.linalg.svd(_tall_and_skinny(m))), a)
+
+
+svd_p = Primitive("svd", _svd_impl, multiple_results=True)
 defjvp(svd_p, _svd_jvp)
 defvjp(svd_p, _svd_vjp)
 defbatch(svd_p, _front_rule(svd_p))
@@ -1104,9 +1205,13 @@ def _svdvals_vjp(ans: Any, a: Any, hermitian: bool) -> Callable[[Any], Any]:
     return lambda ct: matmul(u_conj * _rows(ct), vh_conj)
 
 
-svdvals_p = Primitive(
-    "svdvals", lambda a, hermitian: np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
-)
+def _svdvals_impl(a: Any, hermitian: bool) -> Any:
+    if _foreign(a):  # Dask's svd has no compute_uv: U and Vh are computed with S, and dropped
+        return _foreign_svd(a, hermitian)[1]
+    return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
+
+
+svdvals_p = Primitive("svdvals", _svdvals_impl)
 defjvp(svdvals_p, _svdvals_jvp)
 defvjp(svdvals_p, _svdvals_vjp)
 defbatch(svdvals_p, _front_rule(svdvals_p))

@@ -16,6 +16,10 @@ this holds for negative non-integer ``x`` too), ``polygamma(n, x)' = polygamma(n
   sign; ``stdtr(df, t)``, Student's t distribution function, is differentiable in ``t`` (its
   density) and refused in ``df``, for the same reason.
 - ``gammasgn`` is piecewise constant: derivative 0.
+- Arrays of another library (Dask) stay in it: SciPy's ufuncs reach it through NumPy's
+  protocol; ``polygamma``, a Python function that ``np.asarray``s its arguments, is written
+  for them with the ufuncs it is made of; ``multigammaln`` cannot check ``a`` without
+  computing it, and gives NaN where the condition fails instead of SciPy's ``ValueError``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import scipy.special as sp
 
 import transforms.numpy as tnp
 from transforms.core import concrete
+from transforms.core.arrays import is_foreign
 from transforms.extend import NO_DERIVATIVE, cast_to, dtype_of, elementwise, unary
 from transforms.typing import Array, ArrayLike
 
@@ -96,9 +101,19 @@ digamma_p, digamma = unary(
     doc=special_doc("digamma", "``polygamma(1, x)``"),
 )
 psi = digamma
+
+
+def _polygamma(n: Any, x: Any) -> Any:
+    """``scipy.special.polygamma``; for an array of another library, SciPy's own formula in
+    the ufuncs it is made of (``sp.polygamma`` itself ``np.asarray``s, computing a Dask array)."""
+    if not (is_foreign(n) or is_foreign(x)):
+        return sp.polygamma(n, x)
+    return np.where(n == 0, sp.psi(x), (-1.0) ** (n + 1) * sp.gamma(n + 1.0) * sp.zeta(n + 1, x))
+
+
 polygamma_p, polygamma = elementwise(
     "polygamma",
-    sp.polygamma,
+    _polygamma,
     None,
     lambda ans, n, x: polygamma(n + 1, x),
     doc=special_doc(
@@ -118,11 +133,13 @@ def multigammaln(a: ArrayLike, d: int) -> Array:
         raise ValueError("multigammaln: d should be a positive integer (dimension)")
     n = int(dim)
     a = tnp.asarray(a)
-    if np.any(concrete(a) <= 0.5 * (n - 1)):
+    lazy = is_foreign(concrete(a))  # checked where it is used, not computed here
+    if not lazy and np.any(concrete(a) <= 0.5 * (n - 1)):
         raise ValueError(f"multigammaln: condition a > 0.5 * (d-1) ({0.5 * (n - 1)}) not met")
     halves = np.arange(n, dtype=np.result_type(dtype_of(a), 1.0)) / 2
     terms = gammaln(tnp.expand_dims(a, -1) - halves)
-    return tnp.sum(terms, -1) + (n * (n - 1) * 0.25) * math.log(math.pi)
+    out = tnp.sum(terms, -1) + (n * (n - 1) * 0.25) * math.log(math.pi)
+    return tnp.where(a > 0.5 * (n - 1), out, math.nan) if lazy else out
 
 
 # ---- beta and log-beta --------------------------------------------------------------------------

@@ -33,6 +33,8 @@ import scipy.integrate as _si
 
 import transforms as T
 import transforms.numpy as tnp
+from transforms.core import ArrayLibraryError
+from transforms.core.arrays import is_foreign, library_of
 from transforms.core.tree_util import tree_flatten, tree_structure, tree_unflatten
 from transforms.extend import (
     Primitive,
@@ -54,9 +56,18 @@ __all__ = ["odeint"]
 Dynamics = Callable[..., Any]
 
 
+def _numpy_only(*values: Any) -> None:
+    """SciPy's LSODA steps on NumPy arrays in this process: an array of another library (Dask)
+    would be computed whole by ``np.asarray``, so it is refused."""
+    for value in values:
+        if is_foreign(value):
+            raise ArrayLibraryError("scipy.integrate.odeint (SciPy's LSODA)", library_of(value))
+
+
 def _odeint_impl(
     y0: Any, t: Any, *args: Any, func: Dynamics, rtol: float, atol: float, mxstep: int, hmax: float
 ) -> Any:
+    _numpy_only(y0, t, *args)
     y0 = np.asarray(y0)
     shape = y0.shape
 

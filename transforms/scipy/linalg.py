@@ -23,6 +23,11 @@ Conventions:
   where the pivoting does not change, for square non-singular matrices.
 - A complex VJP is the transpose of the JVP under ``Re(sum(a * b))``, no conjugation (the
   package's convention).
+- Arrays of another library (Dask): the composites of ``transforms.numpy.linalg``'s
+  primitives run on its linear algebra (``cholesky``, ``cho_factor``, ``inv``), and so does
+  ``solve_triangular`` (a ``solve`` of the triangle read, the same solution to rounding);
+  SciPy's own functions take NumPy arrays only (they ``np.asarray`` their operands, which
+  would compute a Dask array whole), so the other new primitives raise ``ArrayLibraryError``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import numpy as np
 import scipy.linalg as _sl
 
 import transforms.numpy as tnp
+from transforms.core import ArrayLibraryError
+from transforms.core.arrays import is_foreign, library_of
 from transforms.extend import (
     Primitive,
     cast_to,
@@ -51,6 +58,7 @@ from transforms.extend import (
     unbroadcast,
 )
 from transforms.numpy._define import is_complex as _is_complex
+from transforms.numpy._linalg import solve_p
 from transforms.numpy._shape import operand as _operand
 from transforms.sparsity import defsparsity, dense_rule
 from transforms.taylor import deftaylor, ode_rule
@@ -97,7 +105,14 @@ def _require_square(a: Any, name: str) -> None:
 def _stacked(fn: Callable[..., Any], *arrays: Any, core: Sequence[int], **kwargs: Any) -> Any:
     """``fn`` applied matrix by matrix over the broadcast leading dimensions of ``arrays``
     (raw NumPy; ``core[i]`` is the number of core dimensions of ``arrays[i]``): SciPy's own
-    batching, for any SciPy version."""
+    batching, for any SciPy version. SciPy's functions take NumPy arrays only: an array of
+    another library is refused, never computed."""
+    for a in arrays:
+        if is_foreign(a):
+            name = getattr(fn, "__name__", "function")
+            raise ArrayLibraryError(
+                f"scipy.linalg.{name} (SciPy's, on NumPy arrays)", library_of(a)
+            )
     arrays = tuple(np.asarray(a) for a in arrays)
     leads = [a.shape[: a.ndim - c] for a, c in zip(arrays, core, strict=True)]
     lead = np.broadcast_shapes(*leads)
@@ -149,6 +164,8 @@ def _op(x: Any, trans: str) -> Any:
 
 
 def _solve_triangular_impl(a: Any, b: Any, trans: str, lower: bool, unit_diagonal: bool) -> Any:
+    if is_foreign(a) or is_foreign(b):
+        return _foreign_solve_triangular(a, b, trans, lower, unit_diagonal)
     return _stacked(
         _sl.solve_triangular,
         a,
@@ -158,6 +175,22 @@ def _solve_triangular_impl(a: Any, b: Any, trans: str, lower: bool, unit_diagona
         lower=lower,
         unit_diagonal=unit_diagonal,
     )
+
+
+def _foreign_solve_triangular(a: Any, b: Any, trans: str, lower: bool, unit_diagonal: bool) -> Any:
+    """``solve_triangular`` of arrays of another library, whose own (Dask's) NumPy's dispatch
+    does not reach: the triangle read (its unit diagonal put in), transposed per ``trans``,
+    solved by ``numpy.linalg.solve``'s primitive, which the dispatch carries to the library
+    (Dask: LAPACK's LU of the whole matrix). The same solution, to rounding."""
+    n = np.shape(a)[-1]
+    triangle = np.tri(n, dtype=bool) if lower else np.tri(n, dtype=bool).T
+    t = np.where(triangle, a, 0)
+    if unit_diagonal:
+        t = np.where(np.eye(n, dtype=bool), 1, t)
+    if trans != "N":
+        t = np.swapaxes(t, -1, -2)
+        t = np.conj(t) if trans == "C" else t
+    return solve_p.impl(t, b)
 
 
 solve_triangular_p = Primitive("solve_triangular", _solve_triangular_impl)

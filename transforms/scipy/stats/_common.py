@@ -21,6 +21,7 @@ import numpy as np
 
 import transforms.numpy as tnp
 from transforms.core import Tracer, concrete
+from transforms.core.arrays import asarray, is_foreign
 from transforms.extend import cast_to, dtype_of, shape_of
 from transforms.typing import Array, ArrayLike
 
@@ -43,15 +44,23 @@ def promote(*args: ArrayLike) -> list[Array]:
     """The arguments as arrays (or tracers) of one inexact dtype, as JAX's distributions
     promote them: Python numbers take the arrays' dtype (float32 data stays float32, also
     through ``gammaln`` of a parameter), integers become floats."""
-    values = [a if isinstance(a, (Tracer, int, float)) else np.asarray(a) for a in args]
+    values = [a if isinstance(a, (Tracer, int, float)) else asarray(a) for a in args]
     dtypes = (a if isinstance(a, (int, float)) else dtype_of(a) for a in values)
     dtype = np.result_type(*dtypes, 1.0)
-    return [cast_to(a, dtype) if isinstance(a, Tracer) else np.asarray(a, dtype) for a in values]
+    return [
+        cast_to(a, dtype) if isinstance(a, Tracer) or is_foreign(a) else np.asarray(a, dtype)
+        for a in values
+    ]
 
 
 def all_true(cond: Any) -> bool:
-    """Whether a (non-differentiable) condition holds everywhere, on its concrete value."""
-    return bool(np.all(concrete(cond)))
+    """Whether a (non-differentiable) condition holds everywhere, on its concrete value; for
+    an array of another library, ``False`` without looking (its values would have to be
+    computed): the caller's general path, a selection, is exact wherever the condition holds."""
+    value = concrete(cond)
+    if type(value) is not np.ndarray and is_foreign(value):
+        return False
+    return bool(np.all(value))
 
 
 def guard(cond: Any, x: Any, harmless: float) -> Array:
