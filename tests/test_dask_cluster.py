@@ -43,7 +43,7 @@ N, D, ROWS = 2_000, 5, 500  # data (N, D) in chunks of ROWS rows
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    """Two worker processes on loopback, one thread and 1 GB each, no dashboard."""
+    """Two worker processes on loopback, one thread and 1 GB each, the dashboard on a free port."""
     with (
         distributed.LocalCluster(
             host="127.0.0.1",
@@ -51,7 +51,7 @@ def client() -> Iterator[Any]:
             threads_per_worker=1,
             memory_limit="1GB",
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as c,
     ):
@@ -336,7 +336,7 @@ def test_gradient_over_data_four_times_the_workers_memory_streams() -> None:
             n_workers=2,
             threads_per_worker=1,
             memory_limit=limit,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         distributed.Client(cluster, set_as_default=False) as c,
     ):
