@@ -1,20 +1,23 @@
 """Fit a logistic GLM on a chunked Dask dataset with scipy.optimize and ``T.value_and_grad``.
 
 The data ``X`` (n x d) and ``y`` are drawn by the workers of a ``dask.distributed``
-``LocalCluster`` chunk by chunk (``dask.array.random``) and kept there (``persist``): the
-client only ever holds the d coefficients. ``scipy.optimize.minimize(jac=True)`` asks for
-the loss and its gradient at every iteration; ``T.value_and_grad`` of the loss, written once
-with ``transforms.numpy``, returns both as lazy Dask arrays of ONE task graph (nothing is
-computed while it is built), and one ``dask.compute`` per iteration runs that graph on the
-cluster. The fit must reach a point where the gradient vanishes, and its coefficients must
-equal those of the same fit run in NumPy on the gathered data.
+``LocalCluster`` chunk by chunk (``dask.array.random``) and kept there (``persist``), never
+gathered on the client but for the final check against NumPy.
+``scipy.optimize.minimize(jac=True)`` asks for the loss and its gradient at every iteration;
+``T.value_and_grad`` of the loss, written once with ``transforms.numpy``, returns both as
+lazy Dask arrays of ONE task graph (nothing is computed while it is built), and one
+``dask.compute`` per iteration runs that graph on the cluster. The fit must converge
+(L-BFGS's own test), and its coefficients must equal those of the same fit run in NumPy,
+with the hand-written gradient, on the gathered data.
 
 The full run ends with the memory case: the gradient of the same loss over data four times
 the workers' total memory limit (two workers of 250 MB, X of 2 GB), drawn by the workers and
 streamed chunk by chunk, never held whole anywhere, with dask's progress bar. (Until the
-reverse-mode rules of reductions make their broadcast cotangent in the operand's library,
-that gradient ships two NumPy arrays of one data column each in its graph, which kill the
-small workers: see docs/beyond.md, "Known limits".)
+reverse-mode rule of ``sum`` makes its broadcast cotangent in the operand's library and
+chunks, that gradient's graph carries two NumPy arrays of one data column each, 100 MB
+apiece, made on the client: the workers reach their memory limit, pause, and the gradient
+does not complete. See docs/beyond.md, "Known limits"; the fit above is not affected at its
+size, only slowed: distributed warns of the 30 MB graphs it sends.)
 """
 
 # Most of dask's and distributed's functions carry no annotations: calling them is fine here.
