@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -76,3 +78,27 @@ def test_quick_run_reports_every_row_with_sane_ratios() -> None:
     for row in growth[1:]:
         assert math.isfinite(_ratio(row[1])) and _ratio(row[1]) > 0, row
     assert "- W5: transforms growth per nesting level" in proc.stdout
+
+
+def test_dask_glm_quick_run_checks_and_reports_both_models() -> None:
+    """``benchmarks.dask_glm --quick``: a LocalCluster, both GLMs' gradients checked against
+    dask-glm's (or its formulas) to 1e-12 before timing, a ratio per model."""
+    pytest.importorskip("distributed")
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.dask_glm", "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (table,) = _tables(proc.stdout)
+    assert table[0] == ["model", "implementation", "time (median)", "transforms / peer"]
+    rows = {(r[0], r[1]): r for r in table[1:]}
+    for model in ("logistic", "Poisson"):
+        ratio = _ratio(rows[(model, "transforms `T.grad`")][3])
+        assert math.isfinite(ratio) and ratio > 0, model
+        assert any(key[0] == model and "dask-glm" in key[1] for key in rows), model
+        assert f"- {model}: transforms / peer" in proc.stdout
+    assert "Equal to 1e-12 of the largest entry: checked." in proc.stdout
