@@ -40,6 +40,7 @@ from .compose import stop_gradient as stop_gradient
 from .compose import value_and_grad as value_and_grad
 from .compose import vjp as vjp
 from .compose import vmap as vmap
+from .core import ArrayLibraryError as ArrayLibraryError
 from .core import ConcretizationTypeError as ConcretizationTypeError
 from .core import DerivativeDroppedError as DerivativeDroppedError
 from .core import EscapedTracerError as EscapedTracerError
@@ -64,6 +65,7 @@ from .typing import ArrayLike as ArrayLike
 
 __all__ = [
     "Array",
+    "ArrayLibraryError",
     "ArrayLike",
     "check_grads",
     "checkpoint",
