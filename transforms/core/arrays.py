@@ -22,9 +22,11 @@ primitive and the library: never a silent ``compute()``.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import warnings
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -34,7 +36,10 @@ from .errors import ArrayLibraryError
 
 __all__ = [
     "asarray",
+    "blockwise",
+    "getitem",
     "hold",
+    "index_set",
     "is_foreign",
     "library_error",
     "library_of",
@@ -81,13 +86,36 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, keepdims: bool = False, **kw: Any
 
 def scatter_add(out: Any, index: Any, values: Any) -> Any:
     """``out`` with ``values`` added at ``index`` (repeated indices accumulate): ``np.add.at``
-    in place for an ndarray ``out``, a functional update for another library's array."""
+    in place for an ndarray ``out``, a functional update for another library's array.
+
+    The functional update is exact: each element receives its values in ``np.add.at``'s order
+    (the order of ``out[index]``'s elements), one round per occurrence of a repeated index,
+    each round a gather of the values and a ``where`` (never a cumulative-sum difference,
+    which rounds). The index is concrete (a parameter); a foreign index array would make the
+    rounds depend on its values, so it is refused.
+    """
     if type(out) is np.ndarray:
         np.add.at(out, index, values)
         return out
-    raise ArrayLibraryError(
-        "scatter-add (the derivative of indexing with integer arrays)", library_of(out)
-    )
+    targets = _targets(np.shape(out), index, "scatter-add", out)
+    flat = targets.ravel()
+    if flat.size == 0:
+        return out
+    values = np.reshape(np.broadcast_to(values, targets.shape), (-1,))
+    order = np.argsort(flat, kind="stable")  # each target's occurrences, in add.at's order
+    ordered = flat[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    rank = np.arange(flat.size) - np.repeat(starts, np.diff(np.r_[starts, flat.size]))
+    shape, size = np.shape(out), math.prod(np.shape(out))
+    for r in range(int(rank.max()) + 1):
+        hit = rank == r
+        source = np.zeros(size, dtype=np.intp)
+        source[ordered[hit]] = order[hit]
+        mask = np.zeros(size, dtype=bool)
+        mask[ordered[hit]] = True
+        gathered = np.reshape(values[source], shape)
+        out = np.where(mask.reshape(shape), out + gathered, out)
+    return out
 
 
 # ---- what a library lacks: an error, never a silent compute ----------------------------------
@@ -148,3 +176,79 @@ def library_error(name: str, error: BaseException) -> ArrayLibraryError | None:
     if match is None:
         return None
     return ArrayLibraryError(f"primitive '{name}' ({match['func']})", library)
+
+
+# ---- indexing another library's array ----------------------------------------------------------
+def _targets(shape: tuple[int, ...], index: Any, what: str, x: Any) -> np.ndarray:
+    """The flat position in an array of ``shape`` of each element of ``array[index]`` (NumPy
+    applies the index to the positions, so every index NumPy takes is placed as NumPy places
+    it). A foreign index array is refused: its values would decide the result's layout."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(is_foreign(p) for p in parts):
+        raise ArrayLibraryError(f"{what} with an index array of {library_of(x)}", library_of(x))
+    positions: np.ndarray = np.arange(math.prod(shape)).reshape(shape)[index]
+    return positions
+
+
+def _native_index(index: Any) -> bool:
+    """Whether Dask indexes as NumPy does with ``index``: basic entries (slices, ``None``,
+    ``Ellipsis``, integers) and at most one 1-d index array among slices only."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if not (p is None or p is Ellipsis or isinstance(p, slice))]
+    if all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in arrays):
+        return True
+    if len(arrays) != 1 or isinstance(arrays[0], (int, np.integer, bool, np.bool_)):
+        return False
+    a = np.asarray(arrays[0])
+    return a.ndim == 1 and (a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer))
+
+
+def getitem(x: Any, index: Any) -> Any:
+    """``x[index]`` for any array library, for every index NumPy takes: an ndarray is indexed
+    by NumPy; a foreign array by its library where that indexes as NumPy does, else (several
+    index arrays, a multi-dimensional one or mask) by gathering its flattened elements at the
+    positions NumPy's own indexing selects (exact: a selection)."""
+    if type(x) is np.ndarray or not is_foreign(x):
+        return np.asarray(x)[index]
+    if _native_index(index):
+        return x[index]
+    targets = _targets(np.shape(x), index, "indexing", x)
+    return np.reshape(np.reshape(x, (-1,))[targets.ravel()], targets.shape)
+
+
+def blockwise(f: Callable[[np.ndarray], np.ndarray], x: Any) -> Any:
+    """``f(x)`` for an elementwise NumPy function ``f`` that another library's array cannot
+    take whole (a loop until convergence tests values; a keyword the library's own function
+    lacks): a Dask array is mapped block by block (lazy, and elementwise, so equal to
+    ``f`` of the whole array); a library without blocks refuses."""
+    if type(x) is np.ndarray or not is_foreign(x):
+        return f(x)
+    if not hasattr(x, "map_blocks"):
+        raise ArrayLibraryError(
+            f"'{getattr(f, '__name__', 'an elementwise function')}'", library_of(x)
+        )
+    dtype = f(np.zeros(1, dtype=x.dtype)).dtype
+    return x.map_blocks(f, dtype=dtype)
+
+
+def index_set(x: Any, index: Any, values: Any) -> Any:
+    """A copy of ``x`` with ``values`` written at ``index`` (NumPy's ``x[index] = values`` on
+    a copy: at a repeated index the last write wins); a functional update (a gather of the
+    winning values and a ``where``) where ``x`` or ``values`` is another library's array."""
+    if (type(x) is np.ndarray or not is_foreign(x)) and not is_foreign(values):
+        out = np.array(x, copy=True)
+        out[index] = values
+        return out
+    shape = np.shape(x)
+    targets = _targets(shape, index, "an indexed update", x if is_foreign(x) else values)
+    flat = targets.ravel()
+    if flat.size == 0:
+        return x
+    size = math.prod(shape)
+    source = np.zeros(size, dtype=np.intp)
+    source[flat] = np.arange(flat.size)  # NumPy's fancy assignment: the last write wins
+    mask = np.zeros(size, dtype=bool)
+    mask[flat] = True
+    values = np.reshape(np.broadcast_to(values, targets.shape), (-1,))
+    gathered = np.reshape(values[source], shape).astype(x.dtype)
+    return np.where(mask.reshape(shape), gathered, x)

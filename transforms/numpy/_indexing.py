@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
+from transforms.core import Array, ArrayLike, Primitive, Tracer, arrays, concrete
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule, scatter_rule
@@ -38,8 +38,17 @@ def _is_basic(index: Any) -> bool:
     return all(p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts)
 
 
+def _zeros(ct: Any, shape: tuple[int, ...]) -> Any:
+    """Zeros of ``shape`` in ``ct``'s dtype and array library (a Dask cotangent, Dask zeros)."""
+    if type(ct) is np.ndarray or not arrays.is_foreign(ct):
+        return np.zeros(shape, dtype=np.result_type(ct))
+    return np.zeros_like(ct, shape=shape)
+
+
 def _untake_impl(ct: Any, index: Any, shape: tuple[int, ...]) -> Any:
-    out = np.zeros(shape, dtype=np.result_type(ct))
+    out = _zeros(ct, shape)
+    if type(out) is not np.ndarray:  # another library's array: a functional update
+        return arrays.scatter_add(out, index, ct)
     if _is_basic(index):
         out[index] = ct
     else:
@@ -47,7 +56,9 @@ def _untake_impl(ct: Any, index: Any, shape: tuple[int, ...]) -> Any:
     return out
 
 
-getitem_p = Primitive("getitem", lambda x, index: np.asarray(x)[index])
+getitem_p = Primitive(
+    "getitem", lambda x, index: x[index] if type(x) is np.ndarray else arrays.getitem(x, index)
+)
 untake_p = Primitive("untake", _untake_impl)
 
 defjvp(getitem_p, lambda t, ans, x, index: getitem_p.bind(t, index=index))
@@ -238,14 +249,12 @@ def _fill(index: Any, arrays: Any) -> Any:
     return tuple(arrays[p.k] if isinstance(p, _Slot) else p for p in _parts(index))
 
 
-def _gather_impl(x: Any, *arrays: Any, index: Any) -> Any:
-    return np.asarray(x)[_fill(index, arrays)]
+def _gather_impl(x: Any, *index_arrays: Any, index: Any) -> Any:
+    return arrays.getitem(x, _fill(index, index_arrays))
 
 
-def _scatter_add_impl(ct: Any, *arrays: Any, index: Any, shape: tuple[int, ...]) -> Any:
-    out = np.zeros(shape, dtype=np.result_type(ct))
-    np.add.at(out, _fill(index, arrays), ct)
-    return out
+def _scatter_add_impl(ct: Any, *index_arrays: Any, index: Any, shape: tuple[int, ...]) -> Any:
+    return arrays.scatter_add(_zeros(ct, shape), _fill(index, index_arrays), ct)
 
 
 gather_p = Primitive("gather", _gather_impl)
@@ -380,13 +389,7 @@ defsparsity(
 
 
 # ---- functional index update: tnp.at(x)[idx].set(v) / .add(v) / .multiply(v) ---------------
-def _index_set_impl(x: Any, v: Any, index: Any) -> Any:
-    out = np.array(x, copy=True)
-    out[index] = v
-    return out
-
-
-index_set_p = Primitive("index_set", _index_set_impl)
+index_set_p = Primitive("index_set", lambda x, v, index: arrays.index_set(x, index, v))
 
 
 def _index_set_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, concrete
+from transforms.core import Array, ArrayLike, Primitive
 from transforms.core.arrays import reduce
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
@@ -33,7 +33,7 @@ from transforms.sparsity import reduction_rule as sparsity_reduction
 
 from . import _arithmetic, _elementwise, _indexing, _nondiff, _shape
 from ._batching import reduction_rule, to_front
-from ._define import dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._define import checkable, dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
 from ._shape import operand as _operand
 
 __all__ = [
@@ -193,8 +193,8 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _extremum(name: str, impl: Any) -> Primitive:
-    primitive = Primitive(name, lambda x, axes, keepdims: impl(x, axis=axes, keepdims=keepdims))
+def _extremum(name: str, ufunc: np.ufunc) -> Primitive:
+    primitive = Primitive(name, lambda x, axes, keepdims: reduce(ufunc, x, axes, keepdims))
     defjvp(
         primitive,
         lambda t, ans, x, axes, keepdims: sum_p.bind(
@@ -212,8 +212,8 @@ def _extremum(name: str, impl: Any) -> Primitive:
     return primitive
 
 
-max_p = _extremum("max", np.maximum.reduce)
-min_p = _extremum("min", np.minimum.reduce)
+max_p = _extremum("max", np.maximum)
+min_p = _extremum("min", np.minimum)
 
 
 def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
@@ -454,7 +454,8 @@ def average(
     if dtype_of(a) != dtype:
         a = _shape.astype(a, dtype)
     scale = sum(_shape.broadcast_to(w, a_shape), axes, keepdims=keepdims)
-    if np.any(concrete(scale) == 0):
+    checked = checkable(scale)
+    if checked is not None and np.any(checked == 0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = _arithmetic.divide(sum(a * w, axes, keepdims=keepdims), scale)
     if not returned:

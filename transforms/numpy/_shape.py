@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, native, native_types
+from transforms.core import Array, ArrayLike, Primitive, Tracer, arrays, native, native_types
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule
@@ -45,14 +45,18 @@ __all__ = [
 
 # ---- reshape ----------------------------------------------------------------------------
 # ndarray methods where the operand is one (NumPy's functions dispatch and then call them)
-reshape_p = Primitive(
-    "reshape",
-    lambda x, shape, order: (
-        x.reshape(shape, order=order)
-        if type(x) is np.ndarray
-        else np.reshape(x, shape, order=order)
-    ),
-)
+def _reshape_impl(x: Any, shape: tuple[int, ...], order: Literal["C", "F", "A"]) -> Any:
+    if type(x) is np.ndarray:
+        return x.reshape(shape, order=order)
+    if not arrays.is_foreign(x):
+        return np.reshape(x, shape, order=order)
+    if order == "C":  # another library's reshape (Dask's) may have no ``order``
+        return np.reshape(x, shape)
+    # Fortran order: the C-order reshape of the reversed axes, reversed back.
+    return np.transpose(np.reshape(np.transpose(x), tuple(shape)[::-1]))
+
+
+reshape_p = Primitive("reshape", _reshape_impl)
 defjvp(reshape_p, lambda t, ans, x, shape, order: reshape(t, shape, order))
 defvjp(reshape_p, lambda ans, x, shape, order: lambda ct: reshape(ct, shape_of(x), order))
 
@@ -326,6 +330,8 @@ def array(object: Any, dtype: Any = None) -> Array:
     if isinstance(object, Tracer):
         return object if dtype is None else astype(object, dtype)
     if not _contains_tracer(object):
+        if arrays.is_foreign(object):  # another library's array stays in its library
+            return object if dtype is None else astype(object, dtype)
         return np.array(object, dtype=dtype)
     stacked = stack([array(e) for e in object])
     return stacked if dtype is None else astype(stacked, dtype)
@@ -354,7 +360,11 @@ def operands(*xs: Any) -> list[Any]:
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
-astype_p = Primitive("astype", lambda x, dtype: np.asarray(x).astype(dtype))
+def _astype_impl(x: Any, dtype: Any) -> Any:
+    return arrays.asarray(x).astype(dtype)
+
+
+astype_p = Primitive("astype", _astype_impl)
 defsparsity(astype_p, sparsity_elementwise())
 defjvp(astype_p, lambda t, ans, x, dtype: astype_p.bind(t, dtype=dtype))
 
@@ -369,9 +379,7 @@ def _astype_vjp(ans: Any, x: Any, dtype: Any) -> Callable[[Any], Any]:
 
 
 defvjp(astype_p, _astype_vjp)
-_astype_nondiff_p = nondifferentiable(
-    "astype_to_integer", lambda x, dtype: np.asarray(x).astype(dtype)
-)
+_astype_nondiff_p = nondifferentiable("astype_to_integer", _astype_impl)
 
 
 for _p in (astype_p, _astype_nondiff_p):
