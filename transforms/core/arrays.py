@@ -43,6 +43,7 @@ __all__ = [
     "is_foreign",
     "library_error",
     "library_of",
+    "like",
     "reduce",
     "release",
     "scatter_add",
@@ -92,11 +93,14 @@ def scatter_add(out: Any, index: Any, values: Any) -> Any:
     (the order of ``out[index]``'s elements), one round per occurrence of a repeated index,
     each round a gather of the values and a ``where`` (never a cumulative-sum difference,
     which rounds). The index is concrete (a parameter); a foreign index array would make the
-    rounds depend on its values, so it is refused.
+    rounds depend on its values: ``_scatter_add_at_foreign`` sums those in the library's
+    reduction order instead.
     """
-    if type(out) is np.ndarray:
+    if type(out) is np.ndarray and not is_foreign(values) and _foreign_part(index) is None:
         np.add.at(out, index, values)
         return out
+    if _foreign_part(index) is not None:
+        return _scatter_add_at_foreign(out, index, values)
     targets = _targets(np.shape(out), index, "scatter-add", out)
     flat = targets.ravel()
     if flat.size == 0:
@@ -190,6 +194,81 @@ def _targets(shape: tuple[int, ...], index: Any, what: str, x: Any) -> np.ndarra
     return positions
 
 
+def _foreign_part(index: Any) -> Any:
+    """The index array of another library in ``index``, if any (else ``None``)."""
+    if type(index) is tuple:
+        return next((p for p in index if is_foreign(p)), None)
+    return index if is_foreign(index) else None
+
+
+def _lazy_positions(shape: tuple[int, ...], index: Any, what: str) -> tuple[int, int, Any]:
+    """For an index with an index array of another library (indices computed lazily, as by
+    ``searchsorted``): ``(k, m, positions)``, where the index is ``k`` full slices, ``m``
+    consecutive integer index arrays and full slices after them, and ``positions`` (lazy, in
+    the arrays' broadcast shape) are the flat positions the arrays select in axes
+    ``k .. k+m-1`` taken together. Another index (a lazy mask, arrays apart) would be placed
+    by its values: refused."""
+    parts = list(index) if type(index) is tuple else [index]
+    while parts and parts[-1] is Ellipsis:
+        parts.pop()
+    full = slice(None)
+
+    def is_full(p: Any) -> bool:
+        return isinstance(p, slice) and p == full
+
+    k = next(i for i, p in enumerate(parts) if not is_full(p))
+    m = next((i for i, p in enumerate(parts[k:]) if is_full(p)), len(parts) - k)
+    arrays = parts[k : k + m]
+    library = library_of(next(p for p in parts if is_foreign(p)))
+    if (
+        not all(is_full(p) for p in parts[k + m :])
+        or k + m > len(shape)
+        or not all(
+            isinstance(p, (int, np.integer)) or np.issubdtype(np.result_type(p), np.integer)
+            for p in arrays
+        )
+    ):
+        raise ArrayLibraryError(
+            f"{what} with a {library} index array other than integer arrays side by side "
+            "among full slices",
+            library,
+        )
+    positions: Any = 0
+    for p, n in zip(arrays, shape[k : k + m], strict=True):
+        positions = positions * n + np.where(p < 0, p + n, p)
+    return k, m, positions
+
+
+def _scatter_add_at_foreign(out: Any, index: Any, values: Any) -> Any:
+    """``scatter_add`` at an index array of another library: a ``bincount`` of the values
+    weighted at their flat target positions (lazy: the positions are computed with the
+    index), added to ``out``; the sums go in the library's reduction order."""
+    shape = np.shape(out)
+    k, m, at = _lazy_positions(shape, index, "scatter-add")
+    lead, n, inner = math.prod(shape[:k]), math.prod(shape[k : k + m]), math.prod(shape[k + m :])
+    ndim, rest = np.ndim(at), len(shape) - k - m
+    rows = np.arange(lead).reshape(shape[:k] + (1,) * (ndim + rest))
+    cols = np.arange(inner).reshape((1,) * (k + ndim) + shape[k + m :])
+    at = np.reshape(at, (1,) * k + np.shape(at) + (1,) * rest)
+    positions = (rows * n + at) * inner + cols
+    full = np.shape(positions)
+    flat = np.reshape(np.broadcast_to(positions, full), (-1,))
+    weights = like(np.reshape(np.broadcast_to(values, full), (-1,)), flat)
+    if hasattr(weights, "rechunk"):  # (Dask's bincount: the weights chunked as the positions)
+        weights = weights.rechunk(flat.chunks)
+    size = math.prod(shape)
+
+    def count(w: Any) -> Any:
+        return np.bincount(flat, weights=w, minlength=size)
+
+    sums = (
+        count(weights.real) + 1j * count(weights.imag)
+        if np.iscomplexobj(weights)
+        else count(weights)
+    )
+    return out + np.reshape(sums, shape).astype(np.result_type(out))
+
+
 def _native_index(index: Any) -> bool:
     """Whether Dask indexes as NumPy does with ``index``: basic entries (slices, ``None``,
     ``Ellipsis``, integers) and at most one 1-d index array among slices only."""
@@ -207,12 +286,25 @@ def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` for any array library, for every index NumPy takes: an ndarray is indexed
     by NumPy; a foreign array by its library where that indexes as NumPy does, else (several
     index arrays, a multi-dimensional one or mask) by gathering its flattened elements at the
-    positions NumPy's own indexing selects (exact: a selection)."""
+    positions NumPy's own indexing selects (exact: a selection). Index arrays of another
+    library (indices computed lazily, as by ``searchsorted``) select flat positions of their
+    axes merged into one (``_lazy_positions``)."""
+    array = _foreign_part(index)
+    if array is not None:
+        shape = np.shape(x)
+        k, m, positions = _lazy_positions(shape, index, "indexing")
+        merged = np.reshape(
+            like(x, array), (*shape[:k], math.prod(shape[k : k + m]), *shape[k + m :])
+        )
+        taken = merged[(slice(None),) * k + (np.reshape(positions, (-1,)),)]
+        return np.reshape(taken, (*shape[:k], *np.shape(positions), *shape[k + m :]))
     if type(x) is np.ndarray or not is_foreign(x):
         return np.asarray(x)[index]
     if _native_index(index):
         return x[index]
     targets = _targets(np.shape(x), index, "indexing", x)
+    if targets.size == 0:  # (Dask cannot flatten an empty array)
+        return np.zeros_like(x, shape=targets.shape)
     return np.reshape(np.reshape(x, (-1,))[targets.ravel()], targets.shape)
 
 
@@ -252,3 +344,13 @@ def index_set(x: Any, index: Any, values: Any) -> Any:
     values = np.reshape(np.broadcast_to(values, targets.shape), (-1,))
     gathered = np.reshape(values[source], shape).astype(x.dtype)
     return np.where(mask.reshape(shape), gathered, x)
+
+
+def like(x: Any, *others: Any) -> Any:
+    """``x`` in the library of the first of ``others`` that is another library's array (NEP 35
+    ``like=``: a constant NumPy operand joins a Dask one, for a function of that library that
+    takes its own arrays only), else ``x`` itself."""
+    for other in others:
+        if is_foreign(other):
+            return x if is_foreign(x) else np.asarray(x, like=other)
+    return x

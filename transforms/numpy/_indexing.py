@@ -221,17 +221,24 @@ def _hides_batch_axis(value: Tracer) -> bool:
     return bool(np.shape(concrete(value)) != value.shape)
 
 
+_PLAIN = frozenset((int, slice, type(None), type(Ellipsis), np.ndarray))
+
+
 def _traced_index(index: Any) -> tuple[Any, list[Any]]:
-    """``index`` with each batched index array replaced by a ``_Slot`` and the batched arrays
-    (the operands of ``gather``/``scatter_add``) listed; no operands for a plain index."""
+    """``index`` with each batched index array (or index array of another library) replaced
+    by a ``_Slot`` and those arrays (the operands of ``gather``/``scatter_add``) listed; no
+    operands for a plain index."""
     operands: list[Any] = []
 
     def entry(p: Any) -> Any:
         if isinstance(p, list) and any(isinstance(e, Tracer) for e in p):
             p = _shape.asarray(p)
-        if not isinstance(p, Tracer) or not _hides_batch_axis(p):
+        if not isinstance(p, Tracer):  # (a lazy index array, as searchsorted's: an operand)
+            if type(p) in _PLAIN or not arrays.is_foreign(p):
+                return p
+        elif not _hides_batch_axis(p) and not arrays.is_foreign(concrete(p)):
             return p
-        if dtype_of(p) == np.bool_:
+        if dtype_of(p) == np.bool_ and isinstance(p, Tracer):
             raise IndexError(
                 "x[mask] with a boolean mask that differs between the examples of a vmap: the "
                 "per-example results would have different shapes. Use "

@@ -45,15 +45,29 @@ __all__ = [
 
 # ---- reshape ----------------------------------------------------------------------------
 # ndarray methods where the operand is one (NumPy's functions dispatch and then call them)
-def _reshape_impl(x: Any, shape: tuple[int, ...], order: Literal["C", "F", "A"]) -> Any:
+def _reshape_impl(x: Any, shape: int | Sequence[int], order: Literal["C", "F", "A"]) -> Any:
     if type(x) is np.ndarray:
         return x.reshape(shape, order=order)
     if not arrays.is_foreign(x):
         return np.reshape(x, shape, order=order)
-    if order == "C":  # another library's reshape (Dask's) may have no ``order``
+    if order == "F":  # the C-order reshape of the reversed axes, reversed back
+        reversed_shape = tuple(np.atleast_1d(shape))[::-1]
+        return np.transpose(_foreign_reshape(np.transpose(x), reversed_shape))
+    return _foreign_reshape(x, shape)  # ('A' is 'C': a lazy array has no memory layout)
+
+
+def _foreign_reshape(x: Any, shape: int | Sequence[int]) -> Any:
+    """A C-order reshape of another library's array, without NumPy's ``order=`` (Dask's has
+    none). Dask reshapes by merging or splitting axes; another reshape goes through the
+    flat array (a merge, then a split), and an empty array, which it cannot reshape, has no
+    values to keep."""
+    size = math.prod(np.shape(x))
+    if size == 0:
+        return np.zeros_like(x, shape=_resolve_shape(shape, size))
+    try:
         return np.reshape(x, shape)
-    # Fortran order: the C-order reshape of the reversed axes, reversed back.
-    return np.transpose(np.reshape(np.transpose(x), tuple(shape)[::-1]))
+    except NotImplementedError:  # (Dask: "only supports operations that merge or split")
+        return np.reshape(np.reshape(x, (-1,)), shape)
 
 
 reshape_p = Primitive("reshape", _reshape_impl)
@@ -320,18 +334,18 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
 
 # ---- array / asarray of (nested) lists that hold tracers -----------------------------------
 def _contains_tracer(x: Any) -> bool:
-    if isinstance(x, Tracer):
+    """Whether ``x`` holds a tracer, or another library's array (``np.array`` would compute
+    it): either is stacked."""
+    if isinstance(x, Tracer) or arrays.is_foreign(x):
         return True
     return isinstance(x, (list, tuple)) and any(_contains_tracer(e) for e in x)
 
 
 def array(object: Any, dtype: Any = None) -> Array:
     """Differentiable ``numpy.array``: nested lists holding tracers become a stack of them."""
-    if isinstance(object, Tracer):
+    if isinstance(object, Tracer) or arrays.is_foreign(object):  # (Dask's stays Dask's)
         return object if dtype is None else astype(object, dtype)
     if not _contains_tracer(object):
-        if arrays.is_foreign(object):  # another library's array stays in its library
-            return object if dtype is None else astype(object, dtype)
         return np.array(object, dtype=dtype)
     stacked = stack([array(e) for e in object])
     return stacked if dtype is None else astype(stacked, dtype)
