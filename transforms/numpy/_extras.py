@@ -26,7 +26,7 @@ from typing import Any, overload
 import numpy as np
 
 from transforms.batching import BatchTracer
-from transforms.core import Array, ArrayLike, Tracer, concrete
+from transforms.core import Array, ArrayLibraryError, ArrayLike, Tracer, arrays, concrete
 
 from . import (
     _arithmetic,
@@ -79,7 +79,8 @@ __all__ = [
 
 def _values(name: str, *xs: Any) -> list[Any]:
     """The concrete values of ``xs`` for a function whose result's shape depends on them;
-    refused under ``vmap``, where each example could give a different shape."""
+    refused under ``vmap``, where each example could give a different shape, and for another
+    library's array, which would be computed."""
     for x in xs:
         t = x
         while isinstance(t, Tracer):
@@ -89,7 +90,14 @@ def _values(name: str, *xs: Any) -> list[Any]:
                     "result depends on the values of each example); call it outside vmap"
                 )
             t = t.primal
-    return [None if x is None else np.asarray(concrete(x)) for x in xs]
+    values = [None if x is None else concrete(x) for x in xs]
+    for v in values:
+        if arrays.is_foreign(v):  # (the values would have to be computed)
+            raise ArrayLibraryError(
+                f"transforms.numpy.{name} (the shape of its result depends on the values)",
+                arrays.library_of(v),
+            )
+    return [None if v is None else np.asarray(v) for v in values]
 
 
 # ---- where with one argument, divmod, row_stack ------------------------------------------
