@@ -194,7 +194,14 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
 
 
 def _extremum(name: str, ufunc: np.ufunc) -> Primitive:
-    primitive = Primitive(name, lambda x, axes, keepdims: reduce(ufunc, x, axes, keepdims))
+    primitive = Primitive(
+        name,
+        lambda x, axes, keepdims: (
+            ufunc.reduce(x, axes, keepdims=keepdims)
+            if type(x) is np.ndarray
+            else reduce(ufunc, x, axes, keepdims)
+        ),
+    )
     defjvp(
         primitive,
         lambda t, ans, x, axes, keepdims: sum_p.bind(

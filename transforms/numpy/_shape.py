@@ -375,7 +375,7 @@ def operands(*xs: Any) -> list[Any]:
 
 # ---- dtype conversion ---------------------------------------------------------------------
 def _astype_impl(x: Any, dtype: Any) -> Any:
-    return arrays.asarray(x).astype(dtype)
+    return x.astype(dtype) if type(x) is np.ndarray else arrays.asarray(x).astype(dtype)
 
 
 astype_p = Primitive("astype", _astype_impl)
