@@ -160,6 +160,18 @@ def test_a_lazy_mask_is_refused_not_computed() -> None:
         arrays.getitem(x, x > 1)
 
 
+def test_updates_at_a_lazy_index_add_and_refuse_to_set() -> None:
+    """``.add`` at a lazy index is a sum; which ``.set`` wins would depend on its values."""
+    x, index = np.arange(6.0), np.array([1, 1, 4])
+    expected = x.copy()
+    np.add.at(expected, index, 2.0)
+    with _lazy():
+        added = tnp.at(_dask(x))[_dask(index)].add(2.0)
+        with pytest.raises(ArrayLibraryError, match="dask"):
+            tnp.at(_dask(x))[_dask(index)].set(2.0)
+    np.testing.assert_array_equal(_value(added), expected)
+
+
 # ---- through the transforms: grad of indexing is the scatter-add -----------------------------
 LOSSES: list[Callable[[Any], Any]] = [
     lambda x: tnp.sum(x[np.array([0, 0, 3, 0, 2])] ** 2),

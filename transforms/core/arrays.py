@@ -252,7 +252,7 @@ def _scatter_add_at_foreign(out: Any, index: Any, values: Any) -> Any:
     at = np.reshape(at, (1,) * k + np.shape(at) + (1,) * rest)
     positions = (rows * n + at) * inner + cols
     full = np.shape(positions)
-    flat = np.reshape(np.broadcast_to(positions, full), (-1,))
+    flat: Any = np.reshape(np.broadcast_to(positions, full), (-1,))  # (lazy, as the index)
     weights = like(np.reshape(np.broadcast_to(values, full), (-1,)), flat)
     if hasattr(weights, "rechunk"):  # (Dask's bincount: the weights chunked as the positions)
         weights = weights.rechunk(flat.chunks)

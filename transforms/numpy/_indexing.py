@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, arrays, concrete
+from transforms.core import Array, ArrayLibraryError, ArrayLike, Primitive, Tracer, arrays, concrete
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule, scatter_rule
@@ -464,13 +464,15 @@ defsparsity(index_set_p, index_rule(index_set_p, data=(0, 1)))
 class _IndexRef:
     """``tnp.at(x)[index]``: the functional updates of ``x`` at ``index``."""
 
-    __slots__ = ("_batched", "_index", "_x")
+    __slots__ = ("_batched", "_index", "_lazy", "_x")
 
     def __init__(self, x: Any, index: Any) -> None:
         self._x = x
         _, operands = _traced_index(index)
         self._index = index if operands else _plain_index(index)
         self._batched = bool(operands)
+        lazy = [concrete(p) for p in operands if arrays.is_foreign(concrete(p))]
+        self._lazy = arrays.library_of(lazy[0]) if lazy else None
 
     def get(self) -> Array:
         """``x[index]``."""
@@ -479,6 +481,12 @@ class _IndexRef:
     def set(self, values: ArrayLike) -> Array:
         """A copy of ``x`` with ``x[index] = values`` (for repeated indices, one write wins,
         as in NumPy)."""
+        if self._lazy is not None:
+            raise ArrayLibraryError(
+                "tnp.at(x)[idx].set(v) with a lazy index array (which write wins at a repeated "
+                "index depends on its values; .add(v) is available)",
+                self._lazy,
+            )
         if self._batched:
             raise NotImplementedError(
                 "tnp.at(x)[idx].set(v) with index arrays that differ between the examples of a "
