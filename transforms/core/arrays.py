@@ -224,7 +224,8 @@ def _lazy_positions(shape: tuple[int, ...], index: Any, what: str) -> tuple[int,
         not all(is_full(p) for p in parts[k + m :])
         or k + m > len(shape)
         or not all(
-            isinstance(p, (int, np.integer)) or np.issubdtype(np.result_type(p), np.integer)
+            isinstance(p, (int, np.integer))
+            or (hasattr(p, "dtype") and np.issubdtype(p.dtype, np.integer))
             for p in arrays
         )
     ):
