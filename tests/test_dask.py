@@ -81,6 +81,18 @@ DASK_LACKS: dict[str, str] = {
         ],
         "SciPy's odeint (LSODA) steps on NumPy arrays in one process",
     ),
+    # the NumPy namespace
+    "sort": "Dask has no sort (argsort)",
+    "sort_under_vmap": "Dask has no sort (argsort)",
+    "partition": "Dask has no argpartition",
+    "percentile": "exact quantiles sort (argsort); Dask's percentile is approximate",
+    "quantile": "exact quantiles sort (argsort); Dask's percentile is approximate",
+    "polyfit": "polyfit solves its least squares with pinv, which Dask lacks",
+    "polyfit:weighted_cov": "polyfit solves its least squares with pinv, which Dask lacks",
+    "unique": "the shape of its result depends on the values",
+    "unique:axis": "the shape of its result depends on the values",
+    "real_if_close_complex": "the dtype of its result depends on the values",
+    "real_if_close_to_real": "the dtype of its result depends on the values",
 }
 
 

@@ -45,11 +45,11 @@ GRADIENTS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
     "jacfwd": T.jacfwd,
     "jacrev": T.jacrev,
     "vjp": lambda f: lambda x: T.vjp(f, x)[1](np.ones(()))[0],
-    "jvp basis": lambda f: lambda x: np.array(
-        [T.jvp(f, (x,), (np.eye(len(x))[i],))[1] for i in range(len(x))]
+    "jvp basis": lambda f: (
+        lambda x: np.array([T.jvp(f, (x,), (np.eye(len(x))[i],))[1] for i in range(len(x))])
     ),
-    "linearize": lambda f: lambda x: np.array(
-        [T.linearize(f, x)[1](np.eye(len(x))[i]) for i in range(len(x))]
+    "linearize": lambda f: (
+        lambda x: np.array([T.linearize(f, x)[1](np.eye(len(x))[i]) for i in range(len(x))])
     ),
 }
 

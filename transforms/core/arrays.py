@@ -11,7 +11,12 @@ what they do not carry goes through this module, which keeps NumPy's own call fo
   refuses; a foreign array is returned as it is.
 - ``reduce``: a ufunc's ``reduce`` method (``np.add.reduce``) is not a plain call; a foreign
   operand takes the namespace's reduction (``np.sum``), which the protocol carries.
-- ``scatter_add``: ``np.add.at`` writes in place; a foreign array gets a functional update.
+- ``scatter_add``, ``index_set``, ``getitem``: ``np.add.at`` and ``x[index] = v`` write in
+  place, and Dask indexes otherwise than NumPy (one fancy index at a time): a foreign array
+  gets a functional update, exact in NumPy's order, and NumPy's indexing by a gather.
+- ``like``: a NumPy constant in another library (``np.asarray(x, like=...)``, NEP 35).
+- ``whole_along``, ``blockwise``: the layout a library's function needs (an FFT's axis in
+  one chunk), and a NumPy-only elementwise function applied chunk by chunk.
 
 What a library lacks: Dask answers a NumPy function it does not implement (``eigh``,
 ``det``, ``sort``) by computing the whole array and warning, CuPy with a ``TypeError``.
@@ -22,9 +27,11 @@ primitive and the library: never a silent ``compute()``.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import warnings
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -34,7 +41,10 @@ from .errors import ArrayLibraryError
 
 __all__ = [
     "asarray",
+    "blockwise",
+    "getitem",
     "hold",
+    "index_set",
     "is_foreign",
     "library_error",
     "library_of",
@@ -63,16 +73,6 @@ def asarray(x: Any) -> Any:
     return x if is_foreign(x) else np.asarray(x)
 
 
-def like(value: Any, reference: Any) -> Any:
-    """``value`` (a derivative) in the library of ``reference`` (its primal): a derivative
-    that does not depend on a Dask input's values (the gradient of ``sum(x)``) comes out of
-    the rules as a NumPy array, and is handed back as the input's kind of array, as JAX hands
-    back a derivative on its primal's device. An ndarray ``reference`` takes it as it is."""
-    if type(value) is type(reference) or not is_foreign(reference) or is_foreign(value):
-        return value
-    return np.asarray(value, like=reference)
-
-
 #: ufunc -> the namespace function that reduces with it (carried by ``__array_function__``).
 _REDUCTIONS: dict[np.ufunc, Any] = {
     np.add: np.sum,
@@ -93,13 +93,39 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, keepdims: bool = False, **kw: Any
 
 def scatter_add(out: Any, index: Any, values: Any) -> Any:
     """``out`` with ``values`` added at ``index`` (repeated indices accumulate): ``np.add.at``
-    in place for an ndarray ``out``, a functional update for another library's array."""
-    if type(out) is np.ndarray:
+    in place for an ndarray ``out``, a functional update for another library's array.
+
+    The functional update is exact: each element receives its values in ``np.add.at``'s order
+    (the order of ``out[index]``'s elements), one round per occurrence of a repeated index,
+    each round a gather of the values and a ``where`` (never a cumulative-sum difference,
+    which rounds). The index is concrete (a parameter); a foreign index array would make the
+    rounds depend on its values: ``_scatter_add_at_foreign`` sums those in the library's
+    reduction order instead.
+    """
+    if type(out) is np.ndarray and not is_foreign(values) and _foreign_part(index) is None:
         np.add.at(out, index, values)
         return out
-    raise ArrayLibraryError(
-        "scatter-add (the derivative of indexing with integer arrays)", library_of(out)
-    )
+    if _foreign_part(index) is not None:
+        return _scatter_add_at_foreign(out, index, values)
+    targets = _targets(np.shape(out), index, "scatter-add", out)
+    flat = targets.ravel()
+    if flat.size == 0:
+        return out
+    values = np.reshape(np.broadcast_to(values, targets.shape), (-1,))
+    order = np.argsort(flat, kind="stable")  # each target's occurrences, in add.at's order
+    ordered = flat[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    rank = np.arange(flat.size) - np.repeat(starts, np.diff(np.r_[starts, flat.size]))
+    shape, size = np.shape(out), math.prod(np.shape(out))
+    for r in range(int(rank.max()) + 1):
+        hit = rank == r
+        source = np.zeros(size, dtype=np.intp)
+        source[ordered[hit]] = order[hit]
+        mask = np.zeros(size, dtype=bool)
+        mask[ordered[hit]] = True
+        gathered = np.reshape(values[source], shape)
+        out = np.where(mask.reshape(shape), out + gathered, out)
+    return out
 
 
 # ---- what a library lacks: an error, never a silent compute ----------------------------------
@@ -193,3 +219,181 @@ def whole_along(x: Any, axes: Any) -> Any:
         return x
     ndim = len(x.shape)
     return x.rechunk({axis % ndim: -1 for axis in axes})
+
+
+# ---- indexing another library's array ----------------------------------------------------------
+def _targets(shape: tuple[int, ...], index: Any, what: str, x: Any) -> np.ndarray:
+    """The flat position in an array of ``shape`` of each element of ``array[index]`` (NumPy
+    applies the index to the positions, so every index NumPy takes is placed as NumPy places
+    it). A foreign index array is refused: its values would decide the result's layout."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(is_foreign(p) for p in parts):
+        raise ArrayLibraryError(f"{what} with an index array of {library_of(x)}", library_of(x))
+    positions: np.ndarray = np.arange(math.prod(shape)).reshape(shape)[index]
+    return positions
+
+
+def _foreign_part(index: Any) -> Any:
+    """The index array of another library in ``index``, if any (else ``None``)."""
+    if type(index) is tuple:
+        return next((p for p in index if is_foreign(p)), None)
+    return index if is_foreign(index) else None
+
+
+def _lazy_positions(shape: tuple[int, ...], index: Any, what: str) -> tuple[int, int, Any]:
+    """For an index with an index array of another library (indices computed lazily, as by
+    ``searchsorted``): ``(k, m, positions)``, where the index is ``k`` full slices, ``m``
+    consecutive integer index arrays and full slices after them, and ``positions`` (lazy, in
+    the arrays' broadcast shape) are the flat positions the arrays select in axes
+    ``k .. k+m-1`` taken together. Another index (a lazy mask, arrays apart) would be placed
+    by its values: refused."""
+    parts = list(index) if type(index) is tuple else [index]
+    while parts and parts[-1] is Ellipsis:
+        parts.pop()
+    full = slice(None)
+
+    def is_full(p: Any) -> bool:
+        return isinstance(p, slice) and p == full
+
+    k = next(i for i, p in enumerate(parts) if not is_full(p))
+    m = next((i for i, p in enumerate(parts[k:]) if is_full(p)), len(parts) - k)
+    arrays = parts[k : k + m]
+    library = library_of(next(p for p in parts if is_foreign(p)))
+    if (
+        not all(is_full(p) for p in parts[k + m :])
+        or k + m > len(shape)
+        or not all(
+            isinstance(p, (int, np.integer))
+            or (hasattr(p, "dtype") and np.issubdtype(p.dtype, np.integer))
+            for p in arrays
+        )
+    ):
+        raise ArrayLibraryError(
+            f"{what} with a {library} index array other than integer arrays side by side "
+            "among full slices",
+            library,
+        )
+    positions: Any = 0
+    for p, n in zip(arrays, shape[k : k + m], strict=True):
+        positions = positions * n + np.where(p < 0, p + n, p)
+    return k, m, positions
+
+
+def _scatter_add_at_foreign(out: Any, index: Any, values: Any) -> Any:
+    """``scatter_add`` at an index array of another library: a ``bincount`` of the values
+    weighted at their flat target positions (lazy: the positions are computed with the
+    index), added to ``out``; the sums go in the library's reduction order."""
+    shape = np.shape(out)
+    k, m, at = _lazy_positions(shape, index, "scatter-add")
+    lead, n, inner = math.prod(shape[:k]), math.prod(shape[k : k + m]), math.prod(shape[k + m :])
+    ndim, rest = np.ndim(at), len(shape) - k - m
+    rows = np.arange(lead).reshape(shape[:k] + (1,) * (ndim + rest))
+    cols = np.arange(inner).reshape((1,) * (k + ndim) + shape[k + m :])
+    at = np.reshape(at, (1,) * k + np.shape(at) + (1,) * rest)
+    positions = (rows * n + at) * inner + cols
+    full = np.shape(positions)
+    flat: Any = np.reshape(np.broadcast_to(positions, full), (-1,))  # (lazy, as the index)
+    weights = like(np.reshape(np.broadcast_to(values, full), (-1,)), flat)
+    if hasattr(weights, "rechunk"):  # (Dask's bincount: the weights chunked as the positions)
+        weights = weights.rechunk(flat.chunks)
+    size = math.prod(shape)
+
+    def count(w: Any) -> Any:
+        return np.bincount(flat, weights=w, minlength=size)
+
+    sums = (
+        count(weights.real) + 1j * count(weights.imag)
+        if np.iscomplexobj(weights)
+        else count(weights)
+    )
+    return out + np.reshape(sums, shape).astype(np.result_type(out))
+
+
+def _native_index(index: Any) -> bool:
+    """Whether Dask indexes as NumPy does with ``index``: basic entries (slices, ``None``,
+    ``Ellipsis``, integers) and at most one 1-d index array among slices only."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [p for p in parts if not (p is None or p is Ellipsis or isinstance(p, slice))]
+    if all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in arrays):
+        return True
+    if len(arrays) != 1 or isinstance(arrays[0], (int, np.integer, bool, np.bool_)):
+        return False
+    a = np.asarray(arrays[0])
+    return a.ndim == 1 and (a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer))
+
+
+def getitem(x: Any, index: Any) -> Any:
+    """``x[index]`` for any array library, for every index NumPy takes: an ndarray is indexed
+    by NumPy; a foreign array by its library where that indexes as NumPy does, else (several
+    index arrays, a multi-dimensional one or mask) by gathering its flattened elements at the
+    positions NumPy's own indexing selects (exact: a selection). Index arrays of another
+    library (indices computed lazily, as by ``searchsorted``) select flat positions of their
+    axes merged into one (``_lazy_positions``)."""
+    array = _foreign_part(index)
+    if array is not None:
+        shape = np.shape(x)
+        k, m, positions = _lazy_positions(shape, index, "indexing")
+        merged = np.reshape(
+            like(x, array), (*shape[:k], math.prod(shape[k : k + m]), *shape[k + m :])
+        )
+        taken = merged[(slice(None),) * k + (np.reshape(positions, (-1,)),)]
+        return np.reshape(taken, (*shape[:k], *np.shape(positions), *shape[k + m :]))
+    if type(x) is np.ndarray or not is_foreign(x):
+        return np.asarray(x)[index]
+    if _native_index(index):
+        return x[index]
+    targets = _targets(np.shape(x), index, "indexing", x)
+    if targets.size == 0:  # (Dask cannot flatten an empty array)
+        return np.zeros_like(x, shape=targets.shape)
+    return np.reshape(np.reshape(x, (-1,))[targets.ravel()], targets.shape)
+
+
+def blockwise(f: Callable[[np.ndarray], np.ndarray], x: Any) -> Any:
+    """``f(x)`` for an elementwise NumPy function ``f`` that another library's array cannot
+    take whole (a loop until convergence tests values; a keyword the library's own function
+    lacks): a Dask array is mapped block by block (lazy, and elementwise, so equal to
+    ``f`` of the whole array); a library without blocks refuses."""
+    if type(x) is np.ndarray or not is_foreign(x):
+        return f(x)
+    if not hasattr(x, "map_blocks"):
+        raise ArrayLibraryError(
+            f"'{getattr(f, '__name__', 'an elementwise function')}'", library_of(x)
+        )
+    dtype = f(np.zeros(1, dtype=x.dtype)).dtype
+    return x.map_blocks(f, dtype=dtype)
+
+
+def index_set(x: Any, index: Any, values: Any) -> Any:
+    """A copy of ``x`` with ``values`` written at ``index`` (NumPy's ``x[index] = values`` on
+    a copy: at a repeated index the last write wins); a functional update (a gather of the
+    winning values and a ``where``) where ``x`` or ``values`` is another library's array."""
+    if (type(x) is np.ndarray or not is_foreign(x)) and not is_foreign(values):
+        out = np.array(x, copy=True)
+        out[index] = values
+        return out
+    shape = np.shape(x)
+    targets = _targets(shape, index, "an indexed update", x if is_foreign(x) else values)
+    flat = targets.ravel()
+    if flat.size == 0:
+        return x
+    size = math.prod(shape)
+    source = np.zeros(size, dtype=np.intp)
+    source[flat] = np.arange(flat.size)  # NumPy's fancy assignment: the last write wins
+    mask = np.zeros(size, dtype=bool)
+    mask[flat] = True
+    values = np.reshape(np.broadcast_to(values, targets.shape), (-1,))
+    gathered = np.reshape(values[source], shape).astype(x.dtype)
+    return np.where(mask.reshape(shape), gathered, x)
+
+
+def like(x: Any, *others: Any) -> Any:
+    """``x`` in the library of the first of ``others`` that is another library's array (NEP 35
+    ``like=``), else ``x`` itself. A constant NumPy operand joins a Dask one, for a function
+    of that library that takes its own arrays only; and a derivative that does not depend on
+    a Dask input's values (the gradient of ``sum(x)``), which comes out of the rules as a
+    NumPy array, is handed back as its input's kind of array, as JAX hands back a derivative
+    on its primal's device."""
+    for other in others:
+        if type(other) is not np.ndarray and is_foreign(other):
+            return x if is_foreign(x) else np.asarray(x, like=other)
+    return x

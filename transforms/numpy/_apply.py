@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import is_batched
-from transforms.core import Array, ArrayLike, concrete
+from transforms.core import Array, ArrayLike, arrays, concrete
 
 from . import _indexing, _shape
 from ._define import dtype_of, ndim_of, shape_of
@@ -36,7 +36,8 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     of ``x`` where its condition holds, as in NumPy; a later condition overrides an earlier
     one, elements no condition selects are 0, and one function more than conditions is the
     "otherwise" case. The conditions select elements by their values; under ``vmap``, where
-    they differ per example, every function runs on every element and ``where`` selects (as
+    they differ per example, and for conditions that are Dask arrays (lazy: their values
+    are unknown), every function runs on every element and ``where`` selects (as
     ``jax.numpy.piecewise`` does), so an untaken function's overflow can reach a derivative
     as NaN there.
 
@@ -58,7 +59,7 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
             f"with {len(condlist)} condition(s), either {len(condlist)} or "
             f"{len(condlist) + 1} functions are expected"
         )
-    if any(is_batched(c) for c in condlist):
+    if any(is_batched(c) or arrays.is_foreign(concrete(c)) for c in condlist):
         return _selected(x, list(condlist), funclist, args, kw)
     conds = np.asarray([np.asarray(concrete(c)) for c in condlist], dtype=bool)
     if len(conds) == n_funcs - 1:

@@ -26,13 +26,13 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete, native
+from transforms.core import Array, ArrayLike, Primitive, Tracer, arrays, concrete, native
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity, index_rule
 
 from . import _batching
-from ._define import dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
+from ._define import checkable, dtype_of, ndim_of, nondifferentiable, normalize_axes, shape_of
 from ._indexing import at, diagonal, diagonal_index, getitem, untake
 from ._products import tensordot
 from ._shape import (
@@ -96,9 +96,11 @@ def _operand(x: Any) -> Array:
 
 
 def _traced(*xs: Any) -> bool:
-    """Whether any of ``xs`` (or an element of a list/tuple among them) is traced."""
+    """Whether any of ``xs`` (or an element of a list/tuple among them) is traced, or is
+    another library's array: either takes the composite path (NumPy's own function would
+    drop the derivative, or compute the Dask array)."""
     for x in xs:
-        if isinstance(x, Tracer):
+        if isinstance(x, Tracer) or arrays.is_foreign(x):
             return True
         if isinstance(x, (list, tuple)) and _traced(*x):
             return True
@@ -252,7 +254,7 @@ def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
 
 # ---- split: one multiple-results primitive -------------------------------------------------
 def _split_impl(x: Any, bounds: tuple[tuple[int, int], ...], axis: int) -> tuple[Any, ...]:
-    x = np.asarray(x)
+    x = arrays.asarray(x)
     return tuple(x[_along(axis, slice(start, stop))] for start, stop in bounds)
 
 
@@ -830,7 +832,11 @@ def linspace(
         step = delta / div
         # NumPy divides first when some step underflows to zero (only the rounding differs;
         # the choice is made on primal values, for the whole batch under vmap).
-        if np.any(concrete(step) == 0):
+        checked = checkable(step)
+        if checked is None:  # another library's values: both ways, the choice a where
+            underflow = np.any(concrete(step) == 0)
+            y = where(underflow, steps / div * delta + start, steps * step + start)
+        elif np.any(checked == 0):
             y = steps / div * delta + start
         else:
             y = steps * step + start

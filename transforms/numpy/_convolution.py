@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, Primitive
+from transforms.core import Array, Primitive, arrays
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import convolve_rule, defsparsity, dense_rule
@@ -50,6 +50,8 @@ def _full(a: Any, b: Any, method: Method | None) -> Any:
         import scipy.signal  # only transforms.scipy.signal passes a method: SciPy is there
 
         return scipy.signal.convolve(a, b, mode="full", method=method)
+    if arrays.is_foreign(a) or arrays.is_foreign(b):
+        return _shifted_sum(arrays.like(a, b), arrays.like(b, a))
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim == 1:
         return np.convolve(a, b)
@@ -58,6 +60,21 @@ def _full(a: Any, b: Any, method: Method | None) -> Any:
     out = np.zeros([n + m - 1 for n, m in zip(a.shape, b.shape, strict=True)], np.result_type(a, b))
     for j in np.ndindex(b.shape):
         out[tuple(slice(k, k + n) for k, n in zip(j, a.shape, strict=True))] += b[j] * a
+    return out
+
+
+def _shifted_sum(a: Any, b: Any) -> Any:
+    """The full convolution of another library's arrays (Dask has no ``convolve``): the sum,
+    over the elements of the smaller operand, of the larger one scaled by each and padded
+    into its place (functional: no in-place ``+=``; lazy)."""
+    if a.size < b.size:
+        a, b = b, a
+    shape = [n + m - 1 for n, m in zip(a.shape, b.shape, strict=True)]
+    out: Any = None
+    for j in np.ndindex(b.shape):
+        pads = [(k, s - k - n) for k, n, s in zip(j, a.shape, shape, strict=True)]
+        term = np.pad(b[j] * a, pads)
+        out = term if out is None else out + term
     return out
 
 

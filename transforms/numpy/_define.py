@@ -11,7 +11,7 @@ from typing import Any, NoReturn, TypeGuard
 
 import numpy as np
 
-from transforms.core import Primitive, Tracer
+from transforms.core import Primitive, Tracer, arrays, concrete
 
 __all__ = [
     "shape_of",
@@ -20,6 +20,7 @@ __all__ = [
     "is_complex",
     "normalize_axes",
     "is_traced",
+    "checkable",
     "nondifferentiable",
     "reject_out",
     "missing_names",
@@ -29,6 +30,15 @@ __all__ = [
 
 def is_traced(x: object) -> TypeGuard[Tracer]:
     return isinstance(x, Tracer)
+
+
+def checkable(x: Any) -> np.ndarray | None:
+    """The value of ``x`` for a check NumPy makes on values (weights that sum to zero or are
+    negative, a zero period), or ``None`` where ``x`` is another library's array: checking it
+    would compute it, so the check is skipped, as Dask's own ``average`` and ``cov`` skip it
+    (the result is then what the arithmetic gives: inf or nan)."""
+    value = concrete(x)
+    return None if arrays.is_foreign(value) else np.asarray(value)
 
 
 def shape_of(x: Any) -> tuple[int, ...]:

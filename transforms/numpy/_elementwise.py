@@ -24,7 +24,15 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, concrete, unary_function
+from transforms.core import (
+    Array,
+    ArrayLibraryError,
+    ArrayLike,
+    Primitive,
+    arrays,
+    concrete,
+    unary_function,
+)
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
 from transforms.sparsity import defsparsity
@@ -162,6 +170,8 @@ around = round
 # cancellation: a few ulps, the terms summed until they no longer change the sum; it overflows
 # where i0 does). Its own derivative is ``i0(x) - i1(x)/x`` (1/2 at 0), so every order nests.
 def _i1_series(x: Any) -> Any:
+    if arrays.is_foreign(x):  # the loop below tests values: a Dask array, block by block
+        return arrays.blockwise(_i1_series, x)
     x = np.asarray(x)
     quarter = (x * x) / 4
     term = x / 2
@@ -297,10 +307,15 @@ absolute = abs
 
 
 # ---- nan_to_num: derivative 1 where x is finite, 0 where it is replaced ----------------------
-nan_to_num_p = Primitive(
-    "nan_to_num",
-    lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
-)
+def _nan_to_num_impl(x: Any, nan: float, posinf: float | None, neginf: float | None) -> Any:
+    def replace(v: Any) -> Any:
+        return np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)
+
+    # (Dask's nan_to_num has no nan/posinf/neginf: block by block, NumPy's own)
+    return replace(x) if type(x) is np.ndarray else arrays.blockwise(replace, x)
+
+
+nan_to_num_p = Primitive("nan_to_num", _nan_to_num_impl)
 defbatch(nan_to_num_p, elementwise_rule(nan_to_num_p))
 defsparsity(nan_to_num_p, sparsity_elementwise())
 
@@ -340,7 +355,7 @@ def nan_to_num(
 def positive(x: ArrayLike) -> Array:
     """Differentiable ``numpy.positive``: the identity (a composite of nothing)."""
     v = _operand(x)
-    return v if is_traced(v) else np.asarray(np.positive(v))  # an array, not a NumPy scalar
+    return v if is_traced(v) else arrays.asarray(np.positive(v))  # an array, not a NumPy scalar
 
 
 def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
@@ -348,6 +363,10 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     ``tol`` (machine epsilons, if ``tol > 1``) of 0, else ``a``. The choice is made on the
     primal value (the output's dtype depends on it); under ``vmap`` on the whole batch."""
     a = _operand(a)
+    if arrays.is_foreign(concrete(a)):  # a real one is itself; a complex one is refused
+        if is_complex(a):
+            raise _value_dependent_dtype(concrete(a))
+        return a  # type: ignore[return-value]  # (another library's array)
     if not is_traced(a):
         return np.real_if_close(a, tol)
     if not is_complex(a):
@@ -355,6 +374,13 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
     if tol > 1:
         tol = float(np.finfo(dtype_of(a)).eps) * tol
     return real(a) if bool(np.all(np.abs(np.imag(concrete(a))) < tol)) else a
+
+
+def _value_dependent_dtype(a: Any) -> ArrayLibraryError:
+    return ArrayLibraryError(
+        "real_if_close (its result's dtype depends on the values: it would compute them)",
+        arrays.library_of(a),
+    )
 
 
 # ---- sinc: a Taylor polynomial near 0, where sin(y)/y and its derivatives cancel ------------

@@ -26,7 +26,7 @@ from typing import Any, overload
 import numpy as np
 
 from transforms.batching import BatchTracer
-from transforms.core import Array, ArrayLike, Tracer, concrete
+from transforms.core import Array, ArrayLibraryError, ArrayLike, Tracer, arrays, concrete
 
 from . import (
     _arithmetic,
@@ -41,7 +41,7 @@ from . import (
     _scans,
     _shape,
 )
-from ._define import dtype_of, ndim_of, shape_of
+from ._define import checkable, dtype_of, is_complex, ndim_of, shape_of
 from ._shape import operand as _operand
 
 __all__ = [
@@ -79,7 +79,8 @@ __all__ = [
 
 def _values(name: str, *xs: Any) -> list[Any]:
     """The concrete values of ``xs`` for a function whose result's shape depends on them;
-    refused under ``vmap``, where each example could give a different shape."""
+    refused under ``vmap``, where each example could give a different shape, and for another
+    library's array, which would be computed."""
     for x in xs:
         t = x
         while isinstance(t, Tracer):
@@ -89,7 +90,14 @@ def _values(name: str, *xs: Any) -> list[Any]:
                     "result depends on the values of each example); call it outside vmap"
                 )
             t = t.primal
-    return [None if x is None else np.asarray(concrete(x)) for x in xs]
+    values = [None if x is None else concrete(x) for x in xs]
+    for v in values:
+        if arrays.is_foreign(v):  # (the values would have to be computed)
+            raise ArrayLibraryError(
+                f"transforms.numpy.{name} (the shape of its result depends on the values)",
+                arrays.library_of(v),
+            )
+    return [None if v is None else np.asarray(v) for v in values]
 
 
 # ---- where with one argument, divmod, row_stack ------------------------------------------
@@ -177,10 +185,10 @@ def geomspace(
     ``sign * logspace(log10|start|, log10|stop|)``, with the endpoints exactly ``start`` and
     ``stop`` as NumPy sets them."""
     start, stop = _operand(start), _operand(stop)
-    s, e = np.asarray(concrete(start)), np.asarray(concrete(stop))
-    if np.iscomplexobj(s) or np.iscomplexobj(e):
+    if is_complex(start) or is_complex(stop):
         raise TypeError("transforms.numpy.geomspace: complex start/stop are not supported")
-    if np.any(s == 0) or np.any(e == 0):
+    s, e = checkable(start), checkable(stop)
+    if (s is not None and np.any(s == 0)) or (e is not None and np.any(e == 0)):
         raise ValueError("Geometric sequence cannot include zero")
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
     start, stop = _shape.broadcast_to(start, shape), _shape.broadcast_to(stop, shape)
@@ -307,7 +315,8 @@ def interp(
     if shape_of(xp)[0] == 0:
         raise ValueError("array of sample points is empty")
     if period is not None:
-        if np.asarray(concrete(period)) == 0:
+        p = checkable(period)
+        if p is not None and p == 0:
             raise ValueError("period must be a non-zero value")
         period = _elementwise.abs(period)
         x, xp = _arithmetic.mod(x, period), _arithmetic.mod(xp, period)
@@ -520,14 +529,15 @@ def cov(
         ddof = 0 if bias else 1
     w: Any = None
     if fweights is not None:
-        f = np.asarray(concrete(fweights))
-        if not np.all(f == np.around(f)):
+        f = checkable(fweights)
+        if f is not None and not np.all(f == np.around(f)):
             raise TypeError("fweights must be integer")
-        if np.any(f < 0):
+        if f is not None and np.any(f < 0):
             raise ValueError("fweights cannot be negative")
         w = _shape.astype(_operand(fweights), np.float64)  # traced: per example under vmap
     if aweights is not None:
-        if np.any(np.asarray(concrete(aweights)) < 0):
+        a = checkable(aweights)
+        if a is not None and np.any(a < 0):
             raise ValueError("aweights cannot be negative")
         w = _operand(aweights) if w is None else w * _operand(aweights)
     avg = _reductions.average(x, axis=1, weights=w)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, concrete
+from transforms.core import Array, ArrayLibraryError, ArrayLike, Primitive, Tracer, arrays, concrete
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule, scatter_rule
@@ -38,8 +38,17 @@ def _is_basic(index: Any) -> bool:
     return all(p is None or p is Ellipsis or isinstance(p, (slice, int, np.integer)) for p in parts)
 
 
+def _zeros(ct: Any, shape: tuple[int, ...]) -> Any:
+    """Zeros of ``shape`` in ``ct``'s dtype and array library (a Dask cotangent, Dask zeros)."""
+    if type(ct) is np.ndarray or not arrays.is_foreign(ct):
+        return np.zeros(shape, dtype=np.result_type(ct))
+    return np.zeros_like(ct, shape=shape)
+
+
 def _untake_impl(ct: Any, index: Any, shape: tuple[int, ...]) -> Any:
-    out = np.zeros(shape, dtype=np.result_type(ct))
+    out = _zeros(ct, shape)
+    if type(out) is not np.ndarray:  # another library's array: a functional update
+        return arrays.scatter_add(out, index, ct)
     if _is_basic(index):
         out[index] = ct
     else:
@@ -47,7 +56,9 @@ def _untake_impl(ct: Any, index: Any, shape: tuple[int, ...]) -> Any:
     return out
 
 
-getitem_p = Primitive("getitem", lambda x, index: np.asarray(x)[index])
+getitem_p = Primitive(
+    "getitem", lambda x, index: x[index] if type(x) is np.ndarray else arrays.getitem(x, index)
+)
 untake_p = Primitive("untake", _untake_impl)
 
 defjvp(getitem_p, lambda t, ans, x, index: getitem_p.bind(t, index=index))
@@ -210,17 +221,24 @@ def _hides_batch_axis(value: Tracer) -> bool:
     return bool(np.shape(concrete(value)) != value.shape)
 
 
+_PLAIN = frozenset((int, slice, type(None), type(Ellipsis), np.ndarray))
+
+
 def _traced_index(index: Any) -> tuple[Any, list[Any]]:
-    """``index`` with each batched index array replaced by a ``_Slot`` and the batched arrays
-    (the operands of ``gather``/``scatter_add``) listed; no operands for a plain index."""
+    """``index`` with each batched index array (or index array of another library) replaced
+    by a ``_Slot`` and those arrays (the operands of ``gather``/``scatter_add``) listed; no
+    operands for a plain index."""
     operands: list[Any] = []
 
     def entry(p: Any) -> Any:
         if isinstance(p, list) and any(isinstance(e, Tracer) for e in p):
             p = _shape.asarray(p)
-        if not isinstance(p, Tracer) or not _hides_batch_axis(p):
+        if not isinstance(p, Tracer):  # (a lazy index array, as searchsorted's: an operand)
+            if type(p) in _PLAIN or not arrays.is_foreign(p):
+                return p
+        elif not _hides_batch_axis(p) and not arrays.is_foreign(concrete(p)):
             return p
-        if dtype_of(p) == np.bool_:
+        if dtype_of(p) == np.bool_ and isinstance(p, Tracer):
             raise IndexError(
                 "x[mask] with a boolean mask that differs between the examples of a vmap: the "
                 "per-example results would have different shapes. Use "
@@ -238,14 +256,12 @@ def _fill(index: Any, arrays: Any) -> Any:
     return tuple(arrays[p.k] if isinstance(p, _Slot) else p for p in _parts(index))
 
 
-def _gather_impl(x: Any, *arrays: Any, index: Any) -> Any:
-    return np.asarray(x)[_fill(index, arrays)]
+def _gather_impl(x: Any, *index_arrays: Any, index: Any) -> Any:
+    return arrays.getitem(x, _fill(index, index_arrays))
 
 
-def _scatter_add_impl(ct: Any, *arrays: Any, index: Any, shape: tuple[int, ...]) -> Any:
-    out = np.zeros(shape, dtype=np.result_type(ct))
-    np.add.at(out, _fill(index, arrays), ct)
-    return out
+def _scatter_add_impl(ct: Any, *index_arrays: Any, index: Any, shape: tuple[int, ...]) -> Any:
+    return arrays.scatter_add(_zeros(ct, shape), _fill(index, index_arrays), ct)
 
 
 gather_p = Primitive("gather", _gather_impl)
@@ -380,13 +396,7 @@ defsparsity(
 
 
 # ---- functional index update: tnp.at(x)[idx].set(v) / .add(v) / .multiply(v) ---------------
-def _index_set_impl(x: Any, v: Any, index: Any) -> Any:
-    out = np.array(x, copy=True)
-    out[index] = v
-    return out
-
-
-index_set_p = Primitive("index_set", _index_set_impl)
+index_set_p = Primitive("index_set", lambda x, v, index: arrays.index_set(x, index, v))
 
 
 def _index_set_jvp(tangents: Any, ans: Any, x: Any, v: Any, index: Any) -> Any:
@@ -454,13 +464,15 @@ defsparsity(index_set_p, index_rule(index_set_p, data=(0, 1)))
 class _IndexRef:
     """``tnp.at(x)[index]``: the functional updates of ``x`` at ``index``."""
 
-    __slots__ = ("_batched", "_index", "_x")
+    __slots__ = ("_batched", "_index", "_lazy", "_x")
 
     def __init__(self, x: Any, index: Any) -> None:
         self._x = x
         _, operands = _traced_index(index)
         self._index = index if operands else _plain_index(index)
         self._batched = bool(operands)
+        lazy = [concrete(p) for p in operands if arrays.is_foreign(concrete(p))]
+        self._lazy = arrays.library_of(lazy[0]) if lazy else None
 
     def get(self) -> Array:
         """``x[index]``."""
@@ -469,6 +481,12 @@ class _IndexRef:
     def set(self, values: ArrayLike) -> Array:
         """A copy of ``x`` with ``x[index] = values`` (for repeated indices, one write wins,
         as in NumPy)."""
+        if self._lazy is not None:
+            raise ArrayLibraryError(
+                "tnp.at(x)[idx].set(v) with a lazy index array (which write wins at a repeated "
+                "index depends on its values; .add(v) is available)",
+                self._lazy,
+            )
         if self._batched:
             raise NotImplementedError(
                 "tnp.at(x)[idx].set(v) with index arrays that differ between the examples of a "

@@ -18,7 +18,8 @@ from typing import Any, NoReturn
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer
+from transforms.core import Array, ArrayLike, Primitive, Tracer, arrays
+from transforms.core.arrays import reduce
 
 from . import _arithmetic, _shape
 from ._batching import axis_size, materialized, reduction_rule, to_front
@@ -272,7 +273,19 @@ def _searchsorted_rows(a: Any, v: Any, side: str) -> Any:
     NumPy's sort); a key ``row * (ranks + 1) + rank`` orders rows first, so one sort and one
     ``searchsorted`` of the keys answer every row at once. Each row of ``a`` is searched as
     its sorted self (what a valid ``sorter`` describes).
+
+    Another library's arrays (Dask has no ``unique`` of known size, no ``sort``) count, per
+    value, the elements of its row before it in NumPy's sort order (NaN last): lazy, and the
+    same ranks.
     """
+    if arrays.is_foreign(a) or arrays.is_foreign(v):
+        row = np.reshape(a, (a.shape[0],) + (1,) * (np.ndim(v) - 1) + (a.shape[1],))
+        value = np.expand_dims(v, -1)
+        if side == "right":
+            before = (row <= value) | np.isnan(value)
+        else:
+            before = (row < value) | (np.isnan(value) & ~np.isnan(row))
+        return np.sum(before, axis=-1).astype(np.intp)
     a, v = np.asarray(a), np.asarray(v)
     rows, n = a.shape
     if rows == 0 or v.size == 0:
@@ -306,6 +319,11 @@ defbatch(searchsorted_rows_p, _searchsorted_rows_batch)
 
 
 def _searchsorted_impl(a: Any, v: Any, *sorter: Any, side: str) -> Any:
+    if type(a) is not np.ndarray or type(v) is not np.ndarray:  # (Dask's takes Dask's only)
+        a, v = arrays.like(a, v), arrays.like(v, a)
+        if arrays.is_foreign(v) and np.ndim(v) == 0:  # (and fails on a 0-d v)
+            found = _searchsorted_impl(a, np.reshape(v, (1,)), *sorter, side=side)
+            return np.reshape(found, ())
     return np.searchsorted(a, v, side=side, sorter=sorter[0] if sorter else None)  # type: ignore[call-overload]
 
 
@@ -355,7 +373,11 @@ def searchsorted(
 # ---- boolean and counting reductions ----------------------------------------------------------
 count_nonzero_p = nondifferentiable(
     "count_nonzero",
-    lambda x, axes, keepdims: np.count_nonzero(x, axis=axes, keepdims=keepdims),
+    lambda x, axes, keepdims: (
+        np.count_nonzero(x, axis=axes, keepdims=keepdims)
+        if type(x) is np.ndarray or not arrays.is_foreign(x)
+        else reduce(np.add, x != 0, axes, keepdims).astype(np.intp)  # (Dask's: no keepdims)
+    ),
 )
 all_p = nondifferentiable("all", lambda x, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims))
 any_p = nondifferentiable("any", lambda x, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims))

@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, concrete
+from transforms.core import Array, ArrayLike, Primitive, arrays
 from transforms.core.arrays import reduce
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
@@ -33,7 +33,7 @@ from transforms.sparsity import reduction_rule as sparsity_reduction
 
 from . import _arithmetic, _elementwise, _indexing, _nondiff, _shape
 from ._batching import reduction_rule, to_front
-from ._define import dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
+from ._define import checkable, dtype_of, nondifferentiable, normalize_axes, reject_out, shape_of
 from ._shape import operand as _operand
 
 __all__ = [
@@ -193,8 +193,15 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _extremum(name: str, impl: Any) -> Primitive:
-    primitive = Primitive(name, lambda x, axes, keepdims: impl(x, axis=axes, keepdims=keepdims))
+def _extremum(name: str, ufunc: np.ufunc) -> Primitive:
+    primitive = Primitive(
+        name,
+        lambda x, axes, keepdims: (
+            ufunc.reduce(x, axes, keepdims=keepdims)
+            if type(x) is np.ndarray
+            else reduce(ufunc, x, axes, keepdims)
+        ),
+    )
     defjvp(
         primitive,
         lambda t, ans, x, axes, keepdims: sum_p.bind(
@@ -212,8 +219,8 @@ def _extremum(name: str, impl: Any) -> Primitive:
     return primitive
 
 
-max_p = _extremum("max", np.maximum.reduce)
-min_p = _extremum("min", np.minimum.reduce)
+max_p = _extremum("max", np.maximum)
+min_p = _extremum("min", np.minimum)
 
 
 def max(a: ArrayLike, axis: Axis = None, out: None = None, keepdims: bool = False) -> Array:
@@ -245,6 +252,8 @@ def _median_weights_impl(x: Any, axes: tuple[int, ...]) -> Any:
     by the elements equal to it, so the weights do not depend on how a sort breaks ties.
     A NaN order statistic (NumPy's median is NaN there) gives no element a weight.
     """
+    if arrays.is_foreign(x):
+        return _lazy_median_weights(x, axes)
     x = np.asarray(x)
     dtype = x.real.dtype if np.issubdtype(x.dtype, np.inexact) else np.dtype(np.float64)
     kept = [i for i in range(x.ndim) if i not in axes]
@@ -262,6 +271,45 @@ def _median_weights_impl(x: Any, axes: tuple[int, ...]) -> Any:
             w += hits * share.astype(dtype)
     w = w.reshape(tuple(x.shape[i] for i in perm))
     return np.transpose(w, [int(i) for i in np.argsort(perm)])
+
+
+def _lazy_median_weights(x: Any, axes: tuple[int, ...]) -> Any:
+    """``_median_weights_impl`` for another library's array (Dask has no sort): the middle
+    order statistics from the median ``m`` itself. For an odd count it is ``m``; for an even
+    one, ``m`` lies between the two middle ones ``a <= m <= b`` (rounding keeps a midpoint
+    between its ends), so ``a`` is the largest element below ``m`` if at least half the
+    elements are below it, else ``m`` (and ``b`` likewise above). Where the median is NaN no
+    element has a weight."""
+    dtype = x.real.dtype if np.issubdtype(x.dtype, np.inexact) else np.dtype(np.float64)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    perm = kept + list(axes)
+    group = math.prod(x.shape[i] for i in axes)
+    transposed = tuple(x.shape[i] for i in perm)
+    if group == 0:
+        return np.zeros_like(x, dtype=dtype)
+    y = np.reshape(np.transpose(x, perm), tuple(x.shape[i] for i in kept) + (group,))
+    m = np.median(y, axis=-1, keepdims=True)
+    if group % 2:
+        middle = [m]
+    else:
+        half = group // 2
+        # (a + b overflows to inf where both are huge: the midpoint of the quarters, exact)
+        quarters = np.median(y * 0.25, axis=-1, keepdims=True) * 4
+        m = np.where(np.isinf(m) & np.isfinite(quarters), quarters, m)
+        below = np.max(np.where(y < m, y, -np.inf), axis=-1, keepdims=True)
+        above = np.min(np.where(y > m, y, np.inf), axis=-1, keepdims=True)
+        middle = [
+            np.where(np.sum(y < m, axis=-1, keepdims=True) >= half, below, m),
+            np.where(np.sum(y > m, axis=-1, keepdims=True) >= half, above, m),
+        ]
+    w: Any = 0
+    for statistic in middle:
+        hits = y == statistic
+        count = np.sum(hits, axis=-1, keepdims=True)
+        share = np.where(count > 0, (1.0 / len(middle)) / np.maximum(count, 1), 0.0)
+        w = w + hits * share.astype(dtype)
+    w = np.reshape(w, transposed)
+    return np.transpose(w, [int(i) for i in np.argsort(perm)]).astype(dtype)
 
 
 median_weights_p = nondifferentiable("median_weights", _median_weights_impl)
@@ -454,7 +502,8 @@ def average(
     if dtype_of(a) != dtype:
         a = _shape.astype(a, dtype)
     scale = sum(_shape.broadcast_to(w, a_shape), axes, keepdims=keepdims)
-    if np.any(concrete(scale) == 0):
+    checked = checkable(scale)
+    if checked is not None and np.any(checked == 0):
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = _arithmetic.divide(sum(a * w, axes, keepdims=keepdims), scale)
     if not returned:

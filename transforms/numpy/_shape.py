@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, Tracer, native, native_types
+from transforms.core import Array, ArrayLike, Primitive, Tracer, arrays, native, native_types
 from transforms.forward import defjvp, defjvp_joint
 from transforms.reverse import defvjp, defvjp_argnum
 from transforms.sparsity import defsparsity, index_rule
@@ -45,14 +45,32 @@ __all__ = [
 
 # ---- reshape ----------------------------------------------------------------------------
 # ndarray methods where the operand is one (NumPy's functions dispatch and then call them)
-reshape_p = Primitive(
-    "reshape",
-    lambda x, shape, order: (
-        x.reshape(shape, order=order)
-        if type(x) is np.ndarray
-        else np.reshape(x, shape, order=order)
-    ),
-)
+def _reshape_impl(x: Any, shape: int | Sequence[int], order: Literal["C", "F", "A"]) -> Any:
+    if type(x) is np.ndarray:
+        return x.reshape(shape, order=order)
+    if not arrays.is_foreign(x):
+        return np.reshape(x, shape, order=order)
+    if order == "F":  # the C-order reshape of the reversed axes, reversed back
+        reversed_shape = tuple(np.atleast_1d(shape))[::-1]
+        return np.transpose(_foreign_reshape(np.transpose(x), reversed_shape))
+    return _foreign_reshape(x, shape)  # ('A' is 'C': a lazy array has no memory layout)
+
+
+def _foreign_reshape(x: Any, shape: int | Sequence[int]) -> Any:
+    """A C-order reshape of another library's array, without NumPy's ``order=`` (Dask's has
+    none). Dask reshapes by merging or splitting axes; another reshape goes through the
+    flat array (a merge, then a split), and an empty array, which it cannot reshape, has no
+    values to keep."""
+    size = math.prod(np.shape(x))
+    if size == 0:
+        return np.zeros_like(x, shape=_resolve_shape(shape, size))
+    try:
+        return np.reshape(x, shape)
+    except NotImplementedError:  # (Dask: "only supports operations that merge or split")
+        return np.reshape(np.reshape(x, (-1,)), shape)
+
+
+reshape_p = Primitive("reshape", _reshape_impl)
 defjvp(reshape_p, lambda t, ans, x, shape, order: reshape(t, shape, order))
 defvjp(reshape_p, lambda ans, x, shape, order: lambda ct: reshape(ct, shape_of(x), order))
 
@@ -316,14 +334,16 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int | None = 0) -> Array:
 
 # ---- array / asarray of (nested) lists that hold tracers -----------------------------------
 def _contains_tracer(x: Any) -> bool:
-    if isinstance(x, Tracer):
+    """Whether ``x`` holds a tracer, or another library's array (``np.array`` would compute
+    it): either is stacked."""
+    if isinstance(x, Tracer) or arrays.is_foreign(x):
         return True
     return isinstance(x, (list, tuple)) and any(_contains_tracer(e) for e in x)
 
 
 def array(object: Any, dtype: Any = None) -> Array:
     """Differentiable ``numpy.array``: nested lists holding tracers become a stack of them."""
-    if isinstance(object, Tracer):
+    if isinstance(object, Tracer) or arrays.is_foreign(object):  # (Dask's stays Dask's)
         return object if dtype is None else astype(object, dtype)
     if not _contains_tracer(object):
         return np.array(object, dtype=dtype)
@@ -354,7 +374,11 @@ def operands(*xs: Any) -> list[Any]:
 
 
 # ---- dtype conversion ---------------------------------------------------------------------
-astype_p = Primitive("astype", lambda x, dtype: np.asarray(x).astype(dtype))
+def _astype_impl(x: Any, dtype: Any) -> Any:
+    return x.astype(dtype) if type(x) is np.ndarray else arrays.asarray(x).astype(dtype)
+
+
+astype_p = Primitive("astype", _astype_impl)
 defsparsity(astype_p, sparsity_elementwise())
 defjvp(astype_p, lambda t, ans, x, dtype: astype_p.bind(t, dtype=dtype))
 
@@ -369,9 +393,7 @@ def _astype_vjp(ans: Any, x: Any, dtype: Any) -> Callable[[Any], Any]:
 
 
 defvjp(astype_p, _astype_vjp)
-_astype_nondiff_p = nondifferentiable(
-    "astype_to_integer", lambda x, dtype: np.asarray(x).astype(dtype)
-)
+_astype_nondiff_p = nondifferentiable("astype_to_integer", _astype_impl)
 
 
 for _p in (astype_p, _astype_nondiff_p):
