@@ -87,13 +87,27 @@ DASK_LACKS: dict[str, str] = {
     "partition": "Dask has no argpartition",
     "percentile": "exact quantiles sort (argsort); Dask's percentile is approximate",
     "quantile": "exact quantiles sort (argsort); Dask's percentile is approximate",
-    "polyfit": "polyfit solves its least squares with pinv, which Dask lacks",
-    "polyfit:weighted_cov": "polyfit solves its least squares with pinv, which Dask lacks",
     "unique": "the shape of its result depends on the values",
     "unique:axis": "the shape of its result depends on the values",
     "real_if_close_complex": "the dtype of its result depends on the values",
     "real_if_close_to_real": "the dtype of its result depends on the values",
 }
+
+
+#: Rows that call an array's own method or operator: on a raw Dask array (the "f" mode) that
+#: is Dask's method, no code of transforms runs (under a transform it is the tracer's).
+DASK_OWN = frozenset(
+    (
+        "conjugate_method",
+        "cumprod_method",
+        "cumsum_method",
+        "diagonal_method",
+        "dot_method",
+        "getitem_fancy",
+        "repeat_method",
+        "take_method",
+    )
+)
 
 
 def _refuse_compute(dsk: Any, keys: Any, **kwargs: Any) -> Any:
@@ -180,7 +194,7 @@ def test_every_row_on_dask_equals_numpy(spec: OpSpec, data: st.DataObject) -> No
         warnings.simplefilter("ignore", RuntimeWarning)  # (a row's domain edges: values compared)
         for mode, (fun, args) in numpy_modes.items():
             expected = _numpy(fun, args)
-            if expected is None:
+            if expected is None or (mode == "f" and spec.name in DASK_OWN):
                 continue
             lazy_fun, lazy_args = dask_modes[mode]
             if spec.name in DASK_LACKS:

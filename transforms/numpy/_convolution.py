@@ -46,12 +46,12 @@ Method = Literal["auto", "direct", "fft"]  # SciPy's
 
 
 def _full(a: Any, b: Any, method: Method | None) -> Any:
+    if arrays.is_foreign(a) or arrays.is_foreign(b):  # (SciPy's methods take NumPy arrays:
+        return _shifted_sum(arrays.like(a, b), arrays.like(b, a))  # the direct sum, lazily)
     if method is not None:
         import scipy.signal  # only transforms.scipy.signal passes a method: SciPy is there
 
         return scipy.signal.convolve(a, b, mode="full", method=method)
-    if arrays.is_foreign(a) or arrays.is_foreign(b):
-        return _shifted_sum(arrays.like(a, b), arrays.like(b, a))
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim == 1:
         return np.convolve(a, b)

@@ -419,7 +419,8 @@ def polyfit(
     lhs = _arithmetic.divide(lhs, scale)
     c, resids, rank, s = _linalg.lstsq(lhs, rhs, rcond)
     c = _shape.transpose(_arithmetic.divide(_shape.transpose(c), scale))
-    if not full and np.any(np.asarray(concrete(rank)) != order):  # (per example under vmap)
+    rank_value = concrete(rank)  # (a Dask array's rank is not computed for a warning)
+    if not full and not arrays.is_foreign(rank_value) and np.any(np.asarray(rank_value) != order):
         warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
     if full:
         return c, resids, rank, s, rcond
