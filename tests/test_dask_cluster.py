@@ -178,14 +178,6 @@ def _closed_form(transform: str, loss: Loss, d: Data) -> Any:
 
 
 #: transform -> why it fails on Dask today (the mark is strict: it must fail for that reason).
-FAILS_ON_DASK: dict[str, str] = {
-    "vmap_examples": (
-        "TypeError: reshape() got an unexpected keyword argument 'order': matmul's batching "
-        "rule (transforms/numpy/_products.py _matmul_batch) reshapes, and reshape's impl "
-        "(transforms/numpy/_shape.py) passes order= to Dask's reshape, which has no such "
-        "keyword"
-    ),
-}
 
 
 def _refuse_compute(dsk: Any, keys: Any, **kwargs: Any) -> Any:
@@ -215,14 +207,7 @@ def _cases() -> Iterator[Any]:
     for transform in TRANSFORMS:
         for name in LOSSES:
             for params in ("numpy", "dask"):
-                marks = []
-                if transform in FAILS_ON_DASK:
-                    marks.append(
-                        pytest.mark.xfail(
-                            strict=True, raises=TypeError, reason=FAILS_ON_DASK[transform]
-                        )
-                    )
-                yield pytest.param(transform, name, params, marks=marks)
+                yield pytest.param(transform, name, params)
 
 
 @pytest.mark.parametrize(("transform", "name", "params"), _cases())
@@ -272,20 +257,12 @@ def test_value_and_gradient_are_one_graph_and_one_compute(client: Any, name: str
 
 
 #: Why the reverse-mode graphs carry data-sized NumPy arrays today (the marks are strict).
-NUMPY_IN_GRAPH = (
-    "sum's VJP (transforms/numpy/_reductions.py) broadcasts the NumPy 0-d seed to the Dask "
-    "operand's shape with _shape._broadcast_impl, which makes a NumPy (zero-stride) array, and "
-    "the next rule (subtract's -ct, multiply's ct * y) turns it into a full NumPy array of "
-    "one data column, embedded in the Dask graph (8 MB per column at 10**6 rows)"
-)
 
 
 def _graph_cases() -> Iterator[Any]:
     for transform in ("grad", "value_and_grad", "vjp", "hvp", "jvp", "jit_grad"):
         for name in LOSSES:
-            reverse = transform != "jvp"
-            marks = [pytest.mark.xfail(strict=True, reason=NUMPY_IN_GRAPH)] if reverse else []
-            yield pytest.param(transform, name, marks=marks)
+            yield pytest.param(transform, name)
 
 
 @pytest.mark.parametrize(("transform", "name"), _graph_cases())
@@ -307,7 +284,7 @@ def test_the_graph_carries_no_data_sized_numpy_array(transform: str, name: str) 
 
 
 def test_a_function_dask_lacks_raises_array_library_error() -> None:
-    from transforms.core import ArrayLibraryError
+    from transforms import ArrayLibraryError
 
     A = da.from_array(np.eye(4) + 0.1, chunks=2)
     with (
@@ -318,12 +295,6 @@ def test_a_function_dask_lacks_raises_array_library_error() -> None:
 
 
 @pytest.mark.skipif(not LONG, reason="a minute of work: the long profile only")
-@pytest.mark.xfail(
-    strict=True,
-    reason=NUMPY_IN_GRAPH + ": here two 100 MB NumPy arrays, sent in the graph (distributed's "
-    "'Sending large graph' warning, an error here); let through, the task holding one of them "
-    "kills the 250 MB workers (KilledWorker)",
-)
 def test_gradient_over_data_four_times_the_workers_memory_streams() -> None:
     """2 workers with 250 MB each; X is 2 GB (4x their total), drawn by the workers chunk
     by chunk (never on the client): the gradient completes, and equals the closed form

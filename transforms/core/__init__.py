@@ -23,6 +23,7 @@ from ._trace import Transposing as Transposing
 from ._trace import concrete as concrete
 from ._trace import number_primitives as number_primitives
 from ._trace import operators as operators
+from ._trace import peek as peek
 from ._trace import refuse_concrete as refuse_concrete
 from ._trace import twins as twins
 from ._trace import untwinned as untwinned
@@ -72,6 +73,7 @@ __all__ = [
     "no_scalars",
     "number_primitives",
     "operators",
+    "peek",
     "quiet",
     "Transposing",
     "refuse_concrete",

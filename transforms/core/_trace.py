@@ -190,6 +190,16 @@ def concrete(value: object) -> Any:
     return value
 
 
+def peek(value: object) -> Any:
+    """The plain value under any number of tracer levels, looked at for its kind (which
+    array library holds it), never its values: a recording (``T.jit``) guards a ``concrete``
+    read, whose values decide what its program computes, but not this one, whose kind its
+    cache key holds."""
+    while isinstance(value, Tracer):
+        value = value.primal
+    return value
+
+
 def _no_twin(func: object, name: str) -> NoReturn:
     library, namespace = untwinned.get(func, ("NumPy", "transforms.numpy"))
     raise TypeError(

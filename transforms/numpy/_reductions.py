@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from transforms.batching import defbatch
-from transforms.core import Array, ArrayLike, Primitive, arrays
+from transforms.core import Array, ArrayLike, Primitive, arrays, peek
 from transforms.core.arrays import reduce
 from transforms.forward import defjvp
 from transforms.reverse import defvjp
@@ -63,13 +63,20 @@ __all__ = [
 Axis = int | Sequence[int] | None
 
 
-def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
-    """Broadcast the cotangent of a reduction over ``axes`` back to the operand's ``shape``.
+def _expand(ct: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """Broadcast the cotangent of a reduction over ``axes`` back to the shape of ``x``.
 
     Reduced leading axes (a full reduction, the common case) come back by broadcasting alone.
+    An operand of another library (a Dask array) gets the cotangent in its own layout, as
+    ``ones_like(x) * ct`` (exact: ``1 * c`` is ``c``): ``grad``'s NumPy seed broadcast to the
+    data's shape would be a NumPy array of the data's size, built on the client and shipped
+    in the task graph, where this one is computed chunk by chunk where the data lives.
     """
+    shape = shape_of(x)
     if not keepdims and axes != tuple(range(len(axes))):
         ct = _shape.reshape(ct, _kept_shape(shape, axes))
+    if type(x) is not np.ndarray and arrays.is_foreign(peek(x)):
+        return _arithmetic.multiply(_shape.ones_like(x, dtype=dtype_of(ct)), ct)
     return _shape.broadcast_to(ct, shape)
 
 
@@ -79,7 +86,7 @@ def _expand(ct: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bo
 # reduction inside every pullback and batching rule pays many times over).
 sum_p = Primitive("sum", lambda x, axes, keepdims: reduce(np.add, x, axes, keepdims))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
-defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, shape_of(x), axes, keepdims))
+defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, x, axes, keepdims))
 defbatch(sum_p, reduction_rule(sum_p))
 defsparsity(sum_p, sparsity_reduction(False))
 
@@ -157,7 +164,7 @@ defjvp(
 
 def _prod_vjp(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     others = _product_of_others(x, axes)
-    return lambda ct: _expand(ct, shape_of(x), axes, keepdims) * others
+    return lambda ct: _expand(ct, x, axes, keepdims) * others
 
 
 defvjp(prod_p, _prod_vjp)
@@ -211,7 +218,7 @@ def _extremum(name: str, ufunc: np.ufunc) -> Primitive:
 
     def maker(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         weights = _tie_weights(ans, x, axes, keepdims)
-        return lambda ct: _expand(ct, shape_of(x), axes, keepdims) * weights
+        return lambda ct: _expand(ct, x, axes, keepdims) * weights
 
     defvjp(primitive, maker)
     defbatch(primitive, reduction_rule(primitive))
@@ -332,7 +339,7 @@ defjvp(
 
 def _median_vjp(ans: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     weights = median_weights_p.bind(x, axes=axes)
-    return lambda ct: _expand(ct, shape_of(x), axes, keepdims) * weights
+    return lambda ct: _expand(ct, x, axes, keepdims) * weights
 
 
 defvjp(median_p, _median_vjp)

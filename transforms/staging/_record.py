@@ -50,7 +50,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from transforms.core import Primitive, Trace, Tracer, arrays, no_scalars, number_primitives, twins
 from transforms.core._quiet import _STATE
-from transforms.core._trace import refuse_concrete
+from transforms.core._trace import peek, refuse_concrete
 from transforms.reverse._protect import _same_bytes
 from transforms.reverse._trace import _VALUE_FREE, VJPTrace
 
@@ -104,6 +104,9 @@ def is_lazy(x: object) -> bool:
     return arrays.is_foreign(x) and arrays.library_of(x) == "dask" and hasattr(x, "chunks")
 
 
+_WALKS_PAST = frozenset((refuse_concrete.__code__, peek.__code__))
+
+
 class Unrecordable(BaseException):
     """The function did something a replay cannot repeat; the call runs eagerly.
 
@@ -155,9 +158,11 @@ class RecordTracer(Tracer):
     @property
     def primal(self) -> Any:
         # Only code that reads the concrete value goes down to this level (``concrete``:
-        # a rule deciding on values, or a higher tracer's bool()); ``refuse_concrete`` only
-        # walks past it.
-        if sys._getframe(1).f_code is not refuse_concrete.__code__:
+        # a rule deciding on values, or a higher tracer's bool()); ``refuse_concrete`` and
+        # ``peek`` (the value's kind, which the cache key holds) only walk past it.
+        if sys._getframe(1).f_code not in _WALKS_PAST:
+            if arrays.is_foreign(self.value):  # a guard on a Dask array's values would
+                raise Unrecordable("a rule read the values of a Dask array")  # compute it
             self._trace.check(self, "value", _snapshot(np.asarray(self.value)))
         return self.value
 
