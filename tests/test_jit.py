@@ -577,3 +577,15 @@ def test_keyword_arguments_and_methods() -> None:
     assert_same_bits(model.loss(x, scale=scale), eager(model, x, scale=scale), "rebound")
     stats = Model.loss.stats  # type: ignore[attr-defined]
     assert (stats.records, stats.replays, stats.eager) == (3, 1, 0)
+
+
+def test_piecewise_with_a_list_of_traced_conditions_is_eagers() -> None:
+    # a list of one traced condition is a list of conditions (NumPy's test asked for a list
+    # or an ndarray, and took the traced one for one scalar condition of a 0-d x)
+    def f(x: Any, c: Any) -> Any:
+        return tnp.piecewise(x, [x < 0.0], [lambda v: v * c, lambda v: c - v * v])
+
+    x, c = np.array([-0.35, 0.25504304, 0.41612082]), np.array(0.30242264)
+    jitted = T.jit(f)
+    for _ in range(2):  # the recording, then a replay
+        np.testing.assert_array_equal(jitted(x, c), f(x, c))

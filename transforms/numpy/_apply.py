@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from transforms.batching import is_batched
-from transforms.core import Array, ArrayLike, arrays, concrete
+from transforms.core import Array, ArrayLike, Tracer, arrays, concrete
 
 from . import _indexing, _shape
 from ._define import dtype_of, ndim_of, shape_of
@@ -52,8 +52,10 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     x = _operand(x)
     n_funcs = len(funclist)
     ndim = ndim_of(x)
-    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray)) and ndim != 0):
-        condlist = [condlist]
+    first = condlist[0] if not np.isscalar(condlist) else None
+    one = not isinstance(first, (list, np.ndarray, Tracer)) and not arrays.is_foreign(first)
+    if np.isscalar(condlist) or (one and ndim != 0):  # (NumPy's test; a traced or Dask
+        condlist = [condlist]  # condition is an array too)
     if len(condlist) not in (n_funcs - 1, n_funcs):
         raise ValueError(
             f"with {len(condlist)} condition(s), either {len(condlist)} or "
