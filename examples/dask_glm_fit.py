@@ -12,12 +12,7 @@ with the hand-written gradient, on the gathered data.
 
 The full run ends with the memory case: the gradient of the same loss over data four times
 the workers' total memory limit (two workers of 250 MB, X of 2 GB), drawn by the workers and
-streamed chunk by chunk, never held whole anywhere, with dask's progress bar. (Until the
-reverse-mode rule of ``sum`` makes its broadcast cotangent in the operand's library and
-chunks, that gradient's graph carries two NumPy arrays of one data column each, 100 MB
-apiece, made on the client: the workers reach their memory limit, pause, and the gradient
-does not complete. See docs/beyond.md, "Known limits"; the fit above is not affected at its
-size, only slowed: distributed warns of the 30 MB graphs it sends.)
+streamed chunk by chunk, never held whole anywhere, with dask's progress bar.
 """
 
 # Most of dask's and distributed's functions carry no annotations: calling them is fine here.
