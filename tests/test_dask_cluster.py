@@ -210,7 +210,7 @@ def _cases() -> Iterator[Any]:
                 yield pytest.param(transform, name, params)
 
 
-@pytest.mark.parametrize(("transform", "name", "params"), _cases())
+@pytest.mark.parametrize(("transform", "name", "params"), list(_cases()))
 def test_transform_of_loss_is_lazy_and_equals_numpy(
     client: Any, transform: str, name: str, params: str
 ) -> None:
@@ -265,7 +265,7 @@ def _graph_cases() -> Iterator[Any]:
             yield pytest.param(transform, name)
 
 
-@pytest.mark.parametrize(("transform", "name"), _graph_cases())
+@pytest.mark.parametrize(("transform", "name"), list(_graph_cases()))
 def test_the_graph_carries_no_data_sized_numpy_array(transform: str, name: str) -> None:
     """Data drawn lazily (``dask.array.random``: the graph holds seeds, not values) at 10**6
     rows: the transform's graph, pickled as it is sent to a cluster, must stay far below the
