@@ -39,25 +39,19 @@ def has_nan(values: Sequence[Any]) -> bool:
     concrete value is known: under an outer transform) holds a NaN. Another library's lazy
     array is not looked at (that would compute it)."""
     for v in values:
-        if isinstance(v, Tracer):
-            if _staging():
-                return False
-            c = concrete(v)
-        else:
-            c = v
-        if (type(c) is np.ndarray or isinstance(c, np.generic)) and c.dtype.kind in "fc":
-            s = np.vdot(c, c)  # type: ignore[arg-type]  # (the fastest look: NaN iff an
-            # element is; no warning where it overflows)
+        if type(v) is not np.ndarray:
+            while isinstance(v, Tracer):  # (``concrete``, stopping at a recording's tracer:
+                if v._trace.stages:  # ``T.jit`` would guard the look at its values, and
+                    return False  # re-record every call; a recorded derivative keeps IEEE's)
+                v = v.primal
+            if not isinstance(v, (np.ndarray, np.generic)):
+                continue
+        if v.dtype.kind in "fc":
+            flat = v.ravel()  # (methods, not functions: no dispatch; NaN iff an element is,
+            s = flat.dot(flat)  # and no warning where the sum of squares overflows)
             if s != s:
                 return True
     return False
-
-
-def _staging() -> bool:
-    """Whether ``T.jit`` is recording: its program must not depend on a look at values (the
-    look would be a guard on every derivative, re-recording each call), so a recorded
-    derivative keeps IEEE arithmetic (a NaN where eager is exact, never a wrong number)."""
-    return any(t.stages for t in current_traces())
 
 
 def again(run: Callable[[list[Any]], Sequence[Any]], seeds: Sequence[Any]) -> list[Any] | None:
