@@ -26,6 +26,7 @@ and becomes a constant). Here:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -104,17 +105,7 @@ def eliminate_common(program: Program) -> Program:
             continue
         if key is not None and first is None:
             seen[key] = (instr.outputs, instr.errstate)
-        kept.append(
-            Op(
-                instr.primitive,
-                inputs,
-                instr.params,
-                instr.outputs,
-                instr.errstate,
-                instr.wrap,
-                instr.call,
-            )
-        )
+        kept.append(dataclasses.replace(instr, inputs=inputs))
     outputs = tuple(rename(o) for o in program.outputs)
     return Program(program.inputs, kept, outputs, program.env)
 
@@ -167,17 +158,7 @@ def eliminate_ones(program: Program) -> Program:
                 if out.index in results:  # (a fresh array an op made: now the result)
                     results.add(other.index)
                 continue
-        kept.append(
-            Op(
-                instr.primitive,
-                inputs,
-                instr.params,
-                instr.outputs,
-                instr.errstate,
-                instr.wrap,
-                instr.call,
-            )
-        )
+        kept.append(dataclasses.replace(instr, inputs=inputs))
     outputs = tuple(renamed.get(o.index, o) if isinstance(o, Var) else o for o in program.outputs)
     return Program(program.inputs, kept, outputs, program.env)
 
