@@ -46,11 +46,13 @@ def has_nan(values: Sequence[Any]) -> bool:
                 v = v.primal
             if not isinstance(v, (np.ndarray, np.generic)):
                 continue
-        if v.dtype.kind in "fc":
-            flat = v.ravel()  # (methods, not functions: no dispatch; NaN iff an element is,
-            s = flat.dot(flat)  # and no warning where the sum of squares overflows)
-            if s != s:
+        kind = v.dtype.kind
+        if kind == "f":
+            s = v.max(initial=-np.inf)  # (NaN propagates: one pass, no copy of a strided
+            if s != s:  # array, no warning; a method: no dispatch)
                 return True
+        elif kind == "c" and np.isnan(v).any():
+            return True
     return False
 
 
