@@ -37,6 +37,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ._trace import Tracer
 from .errors import ArrayLibraryError
 
 __all__ = [
@@ -57,8 +58,11 @@ __all__ = [
 
 
 def is_foreign(x: object) -> bool:
-    """Whether ``x`` is an array of another library: a NEP 18 array that is not NumPy's."""
-    return not isinstance(x, (np.ndarray, np.generic)) and hasattr(type(x), "__array_function__")
+    """Whether ``x`` is an array of another library: a NEP 18 array that is neither NumPy's
+    nor a tracer (whose ``__array_function__`` is the differentiable twins')."""
+    return not isinstance(x, (np.ndarray, np.generic, Tracer)) and hasattr(
+        type(x), "__array_function__"
+    )
 
 
 def library_of(x: object) -> str:
