@@ -47,9 +47,12 @@ def has_nan(values: Sequence[Any]) -> bool:
             if not isinstance(v, (np.ndarray, np.generic)):
                 continue
         kind = v.dtype.kind
-        if kind == "f":
-            s = v.max(initial=-np.inf)  # (NaN propagates: one pass, no copy of a strided
-            if s != s:  # array, no warning; a method: no dispatch)
+        if kind == "f":  # NaN propagates through a dot product and through max (methods:
+            # no dispatch; no warning where the sum of squares overflows; no copy: a strided
+            # array, a Jacobian's transposed rows, takes max, which ravel would copy)
+            flat = v.ravel() if v.flags.c_contiguous else None
+            s = flat.dot(flat) if flat is not None else v.max(initial=-np.inf)
+            if s != s:
                 return True
         elif kind == "c" and np.isnan(v).any():
             return True
