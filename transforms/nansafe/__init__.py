@@ -48,9 +48,10 @@ def has_nan(values: Sequence[Any]) -> bool:
                 continue
         kind = v.dtype.kind
         if kind == "f":  # NaN propagates through a dot product and through max (methods:
-            # no dispatch; no warning where the sum of squares overflows; no copy: a strided
-            # array, a Jacobian's transposed rows, takes max, which ravel would copy)
-            flat = v.ravel() if v.flags.c_contiguous else None
+            # no dispatch; no warning where the sum of squares overflows; never a copy: a
+            # Jacobian's transposed rows are read through their transpose, another stride by max)
+            flags = v.flags
+            flat = v.ravel() if flags.c_contiguous else v.T.ravel() if flags.f_contiguous else None
             s = flat.dot(flat) if flat is not None else v.max(initial=-np.inf)
             if s != s:
                 return True
