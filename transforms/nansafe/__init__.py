@@ -27,13 +27,14 @@ from typing import Any
 import numpy as np
 
 import transforms.numpy as tnp
-from transforms.core import Tracer, concrete, current_traces, new_trace
+from transforms.core import Tracer, concrete, current_traces, new_trace, quiet
 
 from ._trace import StructuralTrace, Untaggable
 
 __all__ = ["again", "has_nan", "merged", "rows_again"]
 
 
+@quiet  # (a dot product of tiny or huge values overflows: no warning of ours)
 def has_nan(values: Sequence[Any]) -> bool:
     """Whether a float or complex derivative among ``values`` (arrays, or tracers whose
     concrete value is known: under an outer transform) holds a NaN. Another library's lazy
@@ -48,8 +49,8 @@ def has_nan(values: Sequence[Any]) -> bool:
                 continue
         kind = v.dtype.kind
         if kind == "f":  # NaN propagates through a dot product and through max (methods:
-            # no dispatch; no warning where the sum of squares overflows; never a copy: a
-            # Jacobian's transposed rows are read through their transpose, another stride by max)
+            # no dispatch; never a copy: a Jacobian's transposed rows are read through their
+            # transpose, another stride by max)
             flags = v.flags
             flat = v.ravel() if flags.c_contiguous else v.T.ravel() if flags.f_contiguous else None
             s = flat.dot(flat) if flat is not None else v.max(initial=-np.inf)
