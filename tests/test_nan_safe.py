@@ -94,6 +94,37 @@ def test_a_separable_sum_at_a_singular_point_has_exact_zeros_off_the_diagonal(
     assert not np.isfinite(H[0, 0])  # the singular point itself: not a number to invent
 
 
+@pytest.mark.parametrize("mode", ["hessian", "jacfwd(jacrev)", "jacfwd(jacfwd)"])
+def test_a_large_hessian_is_looked_at_whole(mode: str) -> None:
+    """A derivative of more than ``nansafe._SHORT`` elements is looked at by ``max`` (any
+    layout: jacfwd's rows come transposed), not by a dot product: its NaNs are found."""
+    n = 80  # 6,400 elements
+    x = np.linspace(0.0, 2.0, n)
+    H = HESSIANS[mode](lambda x: tnp.sum(tnp.sqrt(x)))(x)
+    off = ~np.eye(n, dtype=bool)
+    np.testing.assert_array_equal(H[off], 0.0)
+    np.testing.assert_allclose(np.diag(H)[1:], -0.25 * x[1:] ** -1.5, rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "0-d"])
+@pytest.mark.parametrize("size", [3, 5000])
+def test_has_nan_sees_one_nan_in_any_layout(layout: str, size: int) -> None:
+    from transforms.nansafe import has_nan
+
+    base = np.ones((size, 4))
+    views = {
+        "C": base,
+        "F": np.asfortranarray(base),
+        "strided": base[::2, ::3],
+        "0-d": np.array(1.0),
+    }
+    v = views[layout].copy(order="K") if layout != "strided" else views[layout]
+    assert not has_nan([v])
+    v[(-1,) * v.ndim] = np.nan
+    assert has_nan([v])
+    assert has_nan([np.float64(np.nan)]) and not has_nan([np.zeros((0, 3)), np.float32(2.0)])
+
+
 def test_a_zero_cotangent_weight_on_an_infinite_derivative_contributes_nothing() -> None:
     x = np.array([0.0, 1.0])
     (ct,) = T.vjp(tnp.sqrt, x)[1](np.array([0.0, 1.0]))

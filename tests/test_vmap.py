@@ -905,10 +905,12 @@ def test_identity_basis_fast_path_in_composition() -> None:
     assert np.array_equal(T.vmap(lambda m: T.jacrev(lambda x: x @ m.T)(LINEAR_X))(stack), stack)
 
 
-def test_identity_basis_registry_forgets_dead_bases() -> None:
-    """Only a live basis, that very array, is recognised; dead ones leave the registry."""
+def test_identity_basis_registry_forgets_dead_bases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a live basis, that very array, is recognised; dead ones leave the registry
+    (bases made per call: none is shared)."""
     from transforms.numpy import _batching
 
+    monkeypatch.setattr(_batching, "_SHARED_BYTES", 0)
     basis = _batching.identity_basis(3, np.float64)
     assert _batching.is_identity_basis(basis)
     assert not _batching.is_identity_basis(basis.copy())
@@ -921,6 +923,30 @@ def test_identity_basis_registry_forgets_dead_bases() -> None:
     assert _batching.is_identity_basis(basis) and _batching.is_identity_basis(newest)
     del basis
     assert not any(_batching.is_identity_basis(np.eye(3)) for _ in range(100))
+
+
+def test_shared_identity_basis_is_read_only_and_never_handed_out() -> None:
+    """A small basis is made once and shared by every Jacobian: it is read-only, and a
+    Jacobian that is the basis itself (or a view of it) reaches the user as a copy of its
+    own, which the user may write into without changing the next Jacobian."""
+    from transforms.numpy import _batching
+
+    basis = _batching.identity_basis(4, np.float64)
+    assert _batching.identity_basis(4, np.float64) is basis
+    assert not basis.flags.writeable
+    for transform in (T.jacfwd, T.jacrev, T.hessian):
+        fun = (lambda x: 0.5 * tnp.sum(x * x)) if transform is T.hessian else (lambda x: x)
+        jac = transform(fun)(np.ones(4))
+        assert jac.flags.writeable and not np.shares_memory(jac, basis)
+        jac[0, 0] = 7.0
+        assert np.array_equal(transform(fun)(np.ones(4)), np.eye(4))
+        assert np.array_equal(basis, np.eye(4))
+    for transform in (T.jacfwd, T.jacrev):  # the basis reshaped to the input's shape
+        jac = transform(lambda x: x)(np.ones((2, 2)))
+        assert jac.flags.writeable and not np.shares_memory(jac, basis)
+        jac[...] = 0.0
+        again = transform(lambda x: x)(np.ones((2, 2)))
+        assert np.array_equal(again, np.eye(4).reshape(2, 2, 2, 2))
 
 
 def test_identity_basis_keeps_matmul_shape_errors() -> None:

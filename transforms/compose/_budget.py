@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 import transforms.numpy as tnp
+from transforms.numpy._batching import detached
 from transforms.numpy._define import dtype_of, shape_of
 
 __all__ = ["check_chunking", "chunks", "push_rows"]
@@ -71,7 +72,9 @@ def _peak_bytes(run: Callable[[], T]) -> tuple[T, int]:
 
 
 def _concat(parts: list[Any]) -> Any:
-    return parts[0] if len(parts) == 1 else tnp.concatenate(parts, axis=0)
+    """The chunks' rows stacked; one chunk as it is, unless it is (a view of) the shared
+    identity basis (``detached``)."""
+    return detached(parts[0]) if len(parts) == 1 else tnp.concatenate(parts, axis=0)
 
 
 def push_rows(

@@ -106,11 +106,11 @@ def scatter_add(out: Any, index: Any, values: Any) -> Any:
     rounds depend on its values: ``_scatter_add_at_foreign`` sums those in the library's
     reduction order instead.
     """
-    if type(out) is np.ndarray and not is_foreign(values) and _foreign_part(index) is None:
-        np.add.at(out, index, values)
-        return out
     if _foreign_part(index) is not None:
         return _scatter_add_at_foreign(out, index, values)
+    if type(out) is np.ndarray and not is_foreign(values):
+        np.add.at(out, index, values)
+        return out
     targets = _targets(np.shape(out), index, "scatter-add", out)
     flat = targets.ravel()
     if flat.size == 0:

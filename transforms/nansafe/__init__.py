@@ -34,6 +34,9 @@ from ._trace import StructuralTrace, Untaggable
 __all__ = ["again", "has_nan", "merged", "rows_again"]
 
 
+_SHORT = 4096  # (OpenBLAS runs a dot of up to 10,000 elements on one thread)
+
+
 @quiet  # (a dot product of tiny or huge values overflows: no warning of ours)
 def has_nan(values: Sequence[Any]) -> bool:
     """Whether a float or complex derivative among ``values`` (arrays, or tracers whose
@@ -50,11 +53,15 @@ def has_nan(values: Sequence[Any]) -> bool:
         kind = v.dtype.kind
         if kind == "f":  # NaN propagates through a dot product and through max (methods:
             # no dispatch; never a copy: a Jacobian's transposed rows are read through their
-            # transpose, another stride by max)
-            flags = v.flags
-            flat = v.ravel() if flags.c_contiguous else v.T.ravel() if flags.f_contiguous else None
-            s = flat.dot(flat) if flat is not None else v.max(initial=-np.inf)
-            if s != s:
+            # transpose, another layout by max). The dot, the cheaper call, only on short
+            # arrays: BLAS runs a long one on several threads, which costs more than the look
+            flat = None
+            if v.size <= _SHORT:
+                flags = v.flags
+                if flags.c_contiguous or flags.f_contiguous:
+                    flat = v.ravel() if flags.c_contiguous else v.T.ravel()
+            top = flat.dot(flat) if flat is not None else np.maximum.reduce(v, axis=None)
+            if top != top:
                 return True
         elif kind == "c" and np.isnan(v).any():
             return True

@@ -164,35 +164,22 @@ def _products(
     if sum(tagged) != 1 or (primitive.name == "divide" and not tagged[0]):
         raise Untaggable(primitive.name)  # a product of two derivatives, or by one: not linear
     k = tagged.index(True)
-    partials = [concrete(v) for i, v in enumerate(values) if i != k]
-    masks = [
-        args[k].live.astype(np.float64) if i == k else np.ones(np.shape(p))
-        for i, p in enumerate(_spread(k, partials, None))
-    ]
+    positions = range(len(values))
+    partials = {i: concrete(v) for i, v in enumerate(values) if i != k}
+    finite = {i: np.isfinite(p) for i, p in partials.items()}
+    seed = args[k].live.astype(np.float64)
+    masks = [seed if i == k else np.ones(np.shape(partials[i])) for i in positions]
     live = np.asarray(primitive.impl(*masks, **params)) != 0
-    finite = [np.isfinite(p) for p in partials]
-    if all(f.all() for f in finite):
+    if all(f.all() for f in finite.values()):
         out = primitive.bind(*values, **params)
     else:
-        safe = [tnp.where(f, v, 0) for f, v in zip(finite, _others(k, values), strict=True)]
-        out_safe = primitive.bind(*_spread(k, safe, values[k]), **params)
+        safe = [v if i == k else tnp.where(finite[i], v, 0) for i, v in enumerate(values)]
+        out_safe = primitive.bind(*safe, **params)
         out_all = primitive.bind(*values, **params)
-        meets = [
-            args[k].live.astype(np.float64) if i == k else (~f).astype(np.float64)
-            for i, f in enumerate(_spread(k, finite, None))
-        ]
+        meets = [seed if i == k else (~finite[i]).astype(np.float64) for i in positions]
         bad = np.asarray(primitive.impl(*meets, **params)) != 0  # a live one meets a non-finite
         out = tnp.where(bad, out_all, out_safe)
     return tnp.where(live, out, 0), live
-
-
-def _others(k: int, xs: Sequence[Any]) -> list[Any]:
-    return [x for i, x in enumerate(xs) if i != k]
-
-
-def _spread(k: int, others: Sequence[Any], at_k: Any) -> list[Any]:
-    """``others`` with ``at_k`` inserted at position ``k``."""
-    return [*others[:k], at_k, *others[k:]]
 
 
 def _zeros(

@@ -29,6 +29,7 @@ __all__ = [
     "materialized",
     "identity_basis",
     "is_identity_basis",
+    "detached",
 ]
 
 # The identity bases made, by id, each held by a weak reference without a callback (a plain
@@ -38,17 +39,35 @@ __all__ = [
 _IDENTITIES: dict[int, weakref.ref[np.ndarray]] = {}
 
 
+# Small bases are made once and shared, read-only (``np.eye`` of a 200-vector is a fifth of a
+# 200 x 200 Jacobian's whole cost: 320 kB zeroed for 200 ones); larger ones are made per call.
+_SHARED_BYTES = 1 << 20
+_SHARED: dict[tuple[int, np.dtype[Any]], np.ndarray] = {}
+
+
 def identity_basis(n: int, dtype: Any) -> np.ndarray:
-    """``np.eye(n, dtype=dtype)``, the standard basis of an ``n``-vector stacked on axis 0, as
-    a fresh array that batching rules recognise (``is_identity_basis``) while it is alive.
+    """``np.eye(n, dtype=dtype)``, the standard basis of an ``n``-vector stacked on axis 0,
+    that batching rules recognise (``is_identity_basis``) while it is alive.
 
     ``jacfwd``/``jacrev`` push it through ``vmap``; a rule whose batched operand is this very
     array may compute its product in closed form (``matmul``: ``A @ e_i`` is column ``i`` of
     ``A``, an ``n``-fold product saved). Only the array object itself is recognised, never a
-    view or a copy of it, and it never reaches the user (the Jacobian is assembled from
-    the results, at most views of it), so nothing writes into it while a rule relies on it.
+    view or a copy of it. It is read-only and never reaches the user (``detached``), so
+    nothing writes into it while a rule relies on it or while it is shared: a basis of at
+    most ``_SHARED_BYTES`` is made once per size and dtype and given to every call.
     """
+    dtype = np.dtype(dtype)
+    shared = n * n * dtype.itemsize <= _SHARED_BYTES
+    if shared:
+        basis = _SHARED.get((n, dtype))
+        if basis is not None:
+            return basis
     basis = np.eye(n, dtype=dtype)
+    basis.flags.writeable = False
+    if shared:
+        if len(_SHARED) >= 32:  # (a bound on what is kept: the next calls make them again)
+            _SHARED.clear()
+        _SHARED[(n, dtype)] = basis
     if len(_IDENTITIES) >= 64:  # drop the dead, from a snapshot (other threads register
         # too; at worst one drops a basis just registered at a dead one's address, which
         # then takes the general path)
@@ -58,6 +77,15 @@ def identity_basis(n: int, dtype: Any) -> np.ndarray:
                 _IDENTITIES.pop(key, None)
     _IDENTITIES[id(basis)] = weakref.ref(basis)
     return basis
+
+
+def detached(x: Any) -> Any:
+    """``x``, or a copy of it where it is an identity basis or a view of one (a derivative
+    that is the basis itself, ``jacfwd`` of the identity map): the user's result must own
+    its memory, and a shared basis must never be handed out."""
+    if type(x) is np.ndarray and (is_identity_basis(x) or is_identity_basis(x.base)):
+        return x.copy()
+    return x
 
 
 def is_identity_basis(x: object) -> bool:
