@@ -1,9 +1,10 @@
 """transforms.lax under transforms and ``jit``: one application of the construct's primitive.
 
-Under a staging trace (``T.jit``'s recording), a construct whose functions close over no
-traced value is bound as its primitive under every transform, so its derived rules run (and
-``jit`` records one op); one that closes over a traced value runs its algorithm at the
-caller's level, and so does every construct when nothing stages (eagerly faster). The two
+Under a staging trace (``T.jit``'s recording), a construct is bound as its primitive under
+every transform (the traced values its functions close over made operands), so its derived
+rules run (and ``jit`` records one op); one that reads a traced value conversion cannot
+reach (an attribute) runs its algorithm at the caller's level, and so does every construct
+when nothing stages (eagerly faster). The two
 paths must agree to rounding in every mode: each cell here runs a closure-free construct
 both ways (the bound path forced by ``staging`` answering yes, the eager path by replacing
 ``apply`` with the algorithm) and checks that the bound path was taken.
