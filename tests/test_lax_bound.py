@@ -179,13 +179,17 @@ def test_a_traced_value_read_through_an_attribute_runs_the_algorithm(
 
 
 def test_the_refusal_is_not_swallowed_by_the_users_except() -> None:
-    """A body that catches ``Exception`` around its use of a closed-over traced value still
-    gets the eager path (the refusal is no ``Exception``): the derivative is not dropped."""
+    """A body that catches ``Exception`` around its use of a traced value read through an
+    attribute (not converted) still gets the eager path (the refusal is no ``Exception``):
+    the derivative is not dropped."""
 
     def f(a: Any) -> Any:
+        holder = _Holder()
+        holder.a = a
+
         def body(i: Any, x: Any) -> Any:
             try:
-                return x * a
+                return x * holder.a
             except Exception:  # the user's own handler
                 return x
 
