@@ -1,9 +1,10 @@
 """transforms.lax under transforms and ``jit``: one application of the construct's primitive.
 
-Under a staging trace (``T.jit``'s recording), a construct whose functions close over no
-traced value is bound as its primitive under every transform, so its derived rules run (and
-``jit`` records one op); one that closes over a traced value runs its algorithm at the
-caller's level, and so does every construct when nothing stages (eagerly faster). The two
+Under a staging trace (``T.jit``'s recording), a construct is bound as its primitive under
+every transform (the traced values its functions close over made operands), so its derived
+rules run (and ``jit`` records one op); one that reads a traced value conversion cannot
+reach (an attribute) runs its algorithm at the caller's level, and so does every construct
+when nothing stages (eagerly faster). The two
 paths must agree to rounding in every mode: each cell here runs a closure-free construct
 both ways (the bound path forced by ``staging`` answering yes, the eager path by replacing
 ``apply`` with the algorithm) and checks that the bound path was taken.
@@ -146,10 +147,31 @@ def test_bound_path_equals_eager_path(
         assert traced_binds, "the construct was bound on traced operands"
 
 
-def test_a_closure_over_a_traced_value_runs_the_algorithm(traced_binds: list[str]) -> None:
-    """``a`` is closed over: the construct falls back (no bind on traced operands) and the
-    derivative is the unrolled one's, ``d/da a**4 = 4 a**3``."""
+def test_a_closure_over_a_traced_value_is_converted_and_bound(traced_binds: list[str]) -> None:
+    """``a`` is closed over: conversion makes it an operand, the construct is bound, and the
+    derivatives with respect to it are the unrolled ones, ``d/da a**4 = 4 a**3``."""
     power = lambda a: lax.fori_loop(0, 3, lambda i, x: x * a, a)
+    np.testing.assert_allclose(T.grad(power)(1.5), 4 * 1.5**3, rtol=1e-14)
+    np.testing.assert_allclose(T.grad(T.grad(power))(1.5), 12 * 1.5**2, rtol=1e-14)
+    np.testing.assert_allclose(T.vmap(T.grad(power))(np.array([1.0, 2.0])), [4.0, 32.0])
+    assert traced_binds
+
+
+class _Holder:
+    a: Any = None
+
+
+def test_a_traced_value_read_through_an_attribute_runs_the_algorithm(
+    traced_binds: list[str],
+) -> None:
+    """An object's attribute is not converted: the guard meets the value on the first run
+    and the construct falls back (no bind on traced operands), exactly."""
+
+    def power(a: Any) -> Any:
+        holder = _Holder()
+        holder.a = a
+        return lax.fori_loop(0, 3, lambda i, x: x * holder.a, a)
+
     np.testing.assert_allclose(T.grad(power)(1.5), 4 * 1.5**3, rtol=1e-14)
     np.testing.assert_allclose(T.grad(T.grad(power))(1.5), 12 * 1.5**2, rtol=1e-14)
     np.testing.assert_allclose(T.vmap(T.grad(power))(np.array([1.0, 2.0])), [4.0, 32.0])
@@ -157,13 +179,17 @@ def test_a_closure_over_a_traced_value_runs_the_algorithm(traced_binds: list[str
 
 
 def test_the_refusal_is_not_swallowed_by_the_users_except() -> None:
-    """A body that catches ``Exception`` around its use of a closed-over traced value still
-    gets the eager path (the refusal is no ``Exception``): the derivative is not dropped."""
+    """A body that catches ``Exception`` around its use of a traced value read through an
+    attribute (not converted) still gets the eager path (the refusal is no ``Exception``):
+    the derivative is not dropped."""
 
     def f(a: Any) -> Any:
+        holder = _Holder()
+        holder.a = a
+
         def body(i: Any, x: Any) -> Any:
             try:
-                return x * a
+                return x * holder.a
             except Exception:  # the user's own handler
                 return x
 
@@ -227,9 +253,8 @@ def test_jitted_derivatives_of_a_loop_are_rule_applications() -> None:
 
 
 def test_jitted_newton_sqrt_closing_over_its_argument() -> None:
-    """The body closes over ``a``, an argument of the jitted function: the loop is recorded
-    unrolled (exact, one op per primitive of each iteration, a guard per iteration);
-    passing ``a`` through the carry makes it one op."""
+    """The body closes over ``a``, an argument of the jitted function: converted, the loop
+    is one op, as when ``a`` travels through the carry."""
 
     def closing(a: Any) -> Any:
         step = lambda x: (x + a / x) / 2
@@ -249,15 +274,30 @@ def test_jitted_newton_sqrt_closing_over_its_argument() -> None:
             np.testing.assert_allclose(jitted(np.array(a)), np.sqrt(a), rtol=1e-14)
             np.testing.assert_allclose(jitted_grad(np.array(a)), T.grad(f)(a), rtol=1e-14)
             np.testing.assert_allclose(jitted_grad(np.array(a)), 0.5 / np.sqrt(a), rtol=1e-9)
-    assert _ops(T.jit(carried), np.array(100.0)) == ["while_loop"]
-    unrolled = _ops(T.jit(closing), np.array(100.0))
-    assert "while_loop" not in unrolled and len(unrolled) > 20
+        assert jitted.stats.replays == 7 and jitted_grad.stats.replays == 7
+        assert _ops(T.jit(f), np.array(100.0)) == ["while_loop"]
 
 
-def test_a_closure_read_only_by_python_control_flow_runs_eagerly_under_jit() -> None:
-    """The body reads ``a`` only in an ``if``: no operation of the construct meets it, but
-    the loop's op would replay the recording's ``a``; ``jit`` runs such a call eagerly."""
+def test_a_closure_read_only_by_python_control_flow_is_replayed_under_jit() -> None:
+    """The body reads ``a`` only in an ``if``: converted, ``a`` is an operand of the op,
+    whose replay decides on the value it is given."""
     f = lambda a: lax.fori_loop(0, 3, lambda i, x: x * 2.0 if a > 0 else x, a)
+    jitted = T.jit(f)
+    for a in (2.0, 5.0, -1.0, 3.0):
+        np.testing.assert_array_equal(jitted(np.array(a)), f(np.array(a)))
+    assert jitted.stats.records == 1 and jitted.stats.replays == 3
+    assert _ops(jitted, np.array(2.0)) == ["fori_loop"]
+
+
+def test_an_attribute_read_only_by_python_control_flow_runs_eagerly_under_jit() -> None:
+    """Read through an object's attribute (not converted), such a value would be replayed
+    as recorded: ``jit`` runs those calls eagerly."""
+
+    def f(a: Any) -> Any:
+        holder = _Holder()
+        holder.a = a
+        return lax.fori_loop(0, 3, lambda i, x: x * 2.0 if holder.a > 0 else x, a)
+
     jitted = T.jit(f)
     with pytest.warns(T.JitWarning, match="'fori_loop' reads a value of the recording"):
         for a in (2.0, 5.0, -1.0, 3.0):

@@ -11,21 +11,22 @@ derived by the transforms themselves (the JVP of ``fun``, its VJP recomputed in 
 pass from the stored operands, ``vmap`` of ``fun``, the Taylor rule of that JVP, sparsity
 through ``fun``), each rule one application of the primitive again on the derived function.
 ``apply`` binds it on plain operands, and under transforms whenever a staging trace
-(``T.jit``'s recording, ``Trace.stages``) is live and the functions close over no traced
-value: ``T.jit`` then records one op for the whole loop and one per rule application, never
-an unrolled body. With no staging trace live, the algorithm runs at the caller's level: the
-derived rules recompute the loop inside vjp and jvp, which costs several times what the
-algorithm's own primitives cost eagerly (a 200-step RNN's gradient: 5.5x against 1.3x the
-Python loop). A function
-that closes over a traced value cannot be bound: an interpreter applies a rule to values one
-level *below* its own, and a function that closes over a tracer of that very level
-(``grad(lambda a: fori_loop(0, n, lambda i, x: x * a, a))``) would meet it there, and a
-recorded op would replay the recording's value. Closure conversion (making such values
-explicit operands) needs every operation of the function to be seen, which eager tracing
-cannot do (an operation on closed-over values alone never reaches a trace the construct
-opened); so ``apply`` watches the first run of the function (``_Guarded``) and, on the first
-operation that meets a closed-over traced value, falls back to the algorithm at the caller's
-level.
+(``T.jit``'s recording, ``Trace.stages``) is live: ``T.jit`` then records one op for the
+whole loop and one per rule application, never an unrolled body. With no staging trace
+live, the algorithm runs at the caller's level: the derived rules recompute the loop inside
+vjp and jvp, which costs several times what the algorithm's own primitives cost eagerly (a
+200-step RNN's gradient: 5.5x against 1.3x the Python loop).
+
+An interpreter applies a rule to values one level *below* its own, so a function that
+closes over a tracer of that very level (``grad(lambda a: fori_loop(0, n, lambda i, x: x *
+a, a))``) cannot be bound as it is: it would meet the tracer there, and a recorded op would
+replay the recording's value. ``apply`` first converts it (``_closure``): the live traced
+values it reaches through its closure cells become operands after its own, and each run
+rebuilds the user's functions with the values it is given. A traced value it reads any
+other way (a module global, an object's attribute) is not converted; so ``apply`` watches
+the first run of the function (``_Guarded``) and, on the first operation that meets such a
+value (or on a write into a converted cell, list or dict), falls back to the algorithm at the
+caller's level.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from transforms.numpy._define import dtype_of
 from transforms.reverse import defvjp_argnum
 from transforms.sparsity import defsparsity_inline
 from transforms.taylor import deftaylor, ode_rule
+
+from ._closure import Closure, Converted
 
 __all__ = ["ClosureRefused", "Construct", "apply", "bind_traced", "construct"]
 
@@ -200,21 +203,22 @@ def staging() -> bool:
 
 def apply(primitive: Construct, fun: Fun, leaves: Sequence[Any]) -> tuple[Any, ...]:
     """``fun(*leaves)`` as one application of ``primitive`` on plain operands, and under a
-    staging trace whenever ``fun`` closes over no traced value; else the algorithm itself at
-    the caller's level (see the module docs).
+    staging trace (closure-converted); else the algorithm itself at the caller's level (see
+    the module docs).
 
-    Under a transform, the application is bound with ``fun`` guarded: its first run (the
-    primal run, before any rule) refuses a closed-over traced value, and the refusal falls
-    back to the algorithm. The interrupted run computed nothing any result depends on; the
-    user's own exceptions pass through unchanged.
+    Under a transform, the application is bound with ``fun`` converted and guarded: its first
+    run (the primal run, before any rule) refuses a traced value that conversion did not
+    make an operand, and the refusal falls back to the algorithm. The interrupted run
+    computed nothing any result depends on; the user's own exceptions pass through
+    unchanged.
     """
     if not current_traces():  # nothing is traced, so nothing traced is closed over
         return primitive.bind(*leaves, fun=fun, memo=_Cotangents())
     if not staging():
         return tuple(fun(*leaves))
-    watched = _Guarded(fun, primitive.name)
+    watched, operands = _converted(fun, leaves, primitive.name)
     try:
-        return primitive.bind(*leaves, fun=watched, memo=_Cotangents())
+        return primitive.bind(*operands, fun=watched, memo=_Cotangents())
     except ClosureRefused as refusal:
         if refusal.guard is not watched:
             raise  # a construct around this one refuses
@@ -225,15 +229,24 @@ def bind_traced(
     primitive: Construct, fun: Fun, leaves: Sequence[Any], what: str
 ) -> tuple[Any, ...]:
     """One application of ``primitive`` on traced operands that must use its rules
-    (``scan``'s checkpointed segments): ``TypeError`` naming ``what`` if ``fun`` closes over
-    a traced value."""
-    watched = _Guarded(fun, what)
+    (``scan``'s checkpointed segments), closure-converted: ``TypeError`` naming ``what`` if
+    ``fun`` reads a traced value conversion cannot make an operand."""
+    watched, operands = _converted(fun, leaves, what)
     try:
-        return primitive.bind(*leaves, fun=watched, memo=_Cotangents())
+        return primitive.bind(*operands, fun=watched, memo=_Cotangents())
     except ClosureRefused as refusal:
         if refusal.guard is not watched:
             raise
         raise TypeError(refusal.message) from None
+
+
+def _converted(fun: Fun, leaves: Sequence[Any], what: str) -> tuple[_Guarded, list[Any]]:
+    """``fun`` guarded, taking after ``leaves`` the live traced values it reads by name
+    (``_closure``), and the operands to bind it on."""
+    closure = Closure(fun)
+    if not closure.values:
+        return _Guarded(fun, what), list(leaves)
+    return _Guarded(Converted(closure, len(leaves)), what), [*leaves, *closure.values]
 
 
 # ---- the guard of functions run by the rules ----------------------------------------------
@@ -291,10 +304,11 @@ class _GuardTrace(Trace[_GuardTracer]):
     def refuse(self) -> ClosureRefused:
         return ClosureRefused(
             self.guard,
-            f"{self.guard.what}: the function reads a traced value it closes over (a value "
-            "being differentiated or batched that is not one of its arguments); its rules "
-            "recompute it from its arguments alone, so pass every traced value it uses "
-            "through its arguments (the carry or xs)",
+            f"{self.guard.what}: the function reads a traced value (a value being "
+            "differentiated or batched) that is neither one of its arguments nor reached "
+            "through its closure (a module global, an object's attribute); its rules "
+            "recompute it from its arguments alone, so pass that value through its "
+            "arguments (the carry or xs) or close over it",
         )
 
     def values(self, xs: Sequence[object]) -> list[Any]:
@@ -320,8 +334,10 @@ class _GuardTrace(Trace[_GuardTracer]):
 
 
 class _Guarded:
-    """``fun``, refusing (``ClosureRefused``) to read a traced value it closes over, which
-    the rules (run one level down, and recomputing) would treat as a constant.
+    """``fun``, refusing (``ClosureRefused``) to read a traced value that is not one of its
+    operands (one conversion did not reach), which the rules (run one level down, and
+    recomputing) would treat as a constant; converted (``Converted``), also refusing to
+    write into the copies of the user's cells, lists and dicts it runs on.
 
     Only the first call is watched (the primal run, before any rule): every later one (a
     rule's recomputation) runs the same code on the same values, so it reads the same
@@ -340,5 +356,16 @@ class _Guarded:
             return self.fun(*leaves)
         self.watched = True
         with new_trace(lambda level: _GuardTrace(level, self)) as trace:
-            out = self.fun(*[_GuardTracer(trace, x) for x in leaves])
+            args = [_GuardTracer(trace, x) for x in leaves]
+            if not isinstance(self.fun, Converted):
+                return tuple(trace.values(self.fun(*args)))
+            out, intact = self.fun.checked(*args)
+            if not intact:
+                raise ClosureRefused(
+                    self,
+                    f"{self.what}: the function assigns to a variable (nonlocal) or writes "
+                    "into a list or dict it closes over that holds a traced value; the "
+                    "rules run it on copies, so the write would be lost: keep such state "
+                    "in the carry",
+                )
             return tuple(trace.values(out))

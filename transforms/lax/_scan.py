@@ -130,8 +130,9 @@ def scan(
         checkpoint: reverse mode's memory policy. ``True`` cuts the steps into segments of
             ``ceil(sqrt(length))`` steps, an integer gives the segment length: each
             segment's pullback keeps only its input carry and recomputes the segment.
-            ``f`` must then read no traced value it closes over (pass parameters being
-            differentiated in the carry or ``xs``), else a ``TypeError`` says so.
+            The traced values ``f`` closes over are operands of each segment; one it reads
+            otherwise (a module global, an object's attribute) is refused with a
+            ``TypeError``.
 
     Example:
         >>> import numpy as np
