@@ -12,7 +12,7 @@ both ways (the bound path forced by ``staging`` answering yes, the eager path by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,11 +21,7 @@ import pytest
 import transforms as T
 import transforms.numpy as tnp
 from transforms import lax
-from transforms.core import Tracer
 from transforms.lax import _branch, _construct, _loops, _scan
-from transforms.lax._branch import switch_p
-from transforms.lax._loops import fori_loop_p, while_loop_p
-from transforms.lax._scan import scan_p
 from transforms.staging._program import Op
 
 Fn = Callable[[Any], Any]
@@ -61,7 +57,6 @@ CLOSED: dict[str, Fn] = {
 }
 POINT = np.array([1.4, 0.7, -0.3])
 BATCH = np.array([[0.5, 0.3, -0.2], [1.5, -0.4, 0.6], [2.7, 0.2, 0.1], [-1.2, 0.9, 0.4]])
-_PRIMITIVES = (switch_p, while_loop_p, fori_loop_p, scan_p)
 
 
 def _eager(primitive: Any, fun: Any, leaves: Any) -> tuple[Any, ...]:
@@ -73,23 +68,6 @@ def staged(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test here binds constructs under transforms as a live ``jit`` recording makes
     them (the jit tests have a real one)."""
     monkeypatch.setattr(_construct, "staging", lambda: True)
-
-
-@pytest.fixture
-def traced_binds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The construct primitives applied on traced operands while the test runs (bound, and
-    not refused)."""
-    seen: list[str] = []
-    bind = T.Primitive.bind
-
-    def spy(self: T.Primitive, *args: Any, **params: Any) -> Any:
-        out = bind(self, *args, **params)
-        if self in _PRIMITIVES and any(isinstance(a, Tracer) for a in args):
-            seen.append(self.name)
-        return out
-
-    monkeypatch.setattr(T.Primitive, "bind", spy)
-    yield seen
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, compute: Callable[[], Any]) -> tuple[Any, Any]:

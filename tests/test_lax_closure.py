@@ -14,7 +14,7 @@ algorithm, exactly.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -25,11 +25,7 @@ import pytest
 import transforms as T
 import transforms.numpy as tnp
 from transforms import lax
-from transforms.core import Tracer
 from transforms.lax import _construct
-from transforms.lax._branch import switch_p
-from transforms.lax._loops import fori_loop_p, while_loop_p
-from transforms.lax._scan import scan_p, scan_segment_p
 from transforms.staging._program import Op
 
 Fn = Callable[[Any], Any]
@@ -192,7 +188,6 @@ IDS = [c.name for c in CASES]
 POINT = np.array([1.7, 0.6])
 OTHER = np.array([0.4, 2.3])  # other branches / trip counts than POINT
 BATCH = np.array([[1.7, 0.6], [0.4, 2.3], [2.6, 0.9], [1.2, 1.4]])
-_PRIMITIVES = (switch_p, while_loop_p, fori_loop_p, scan_p, scan_segment_p)
 
 
 def _close(a: Any, b: Any) -> None:
@@ -207,22 +202,6 @@ def _weights(c: Case) -> np.ndarray:
 def _ops(jitted: Any, *args: Any) -> list[str]:
     program = jitted.lower(*args).program
     return [i.primitive.name for i in program.instructions if isinstance(i, Op)]
-
-
-@pytest.fixture
-def traced_binds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The construct primitives applied on traced operands while the test runs."""
-    seen: list[str] = []
-    bind = T.Primitive.bind
-
-    def spy(self: T.Primitive, *args: Any, **params: Any) -> Any:
-        out = bind(self, *args, **params)
-        if self in _PRIMITIVES and any(isinstance(a, Tracer) for a in args):
-            seen.append(self.name)
-        return out
-
-    monkeypatch.setattr(T.Primitive, "bind", spy)
-    yield seen
 
 
 @pytest.fixture
