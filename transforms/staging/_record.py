@@ -313,9 +313,7 @@ class RecordTrace(Trace[RecordTracer]):
         "snapshots",
     )
 
-    def __init__(
-        self, level: int, externals: dict[int, Any], max_ops: int | None = None
-    ) -> None:
+    def __init__(self, level: int, externals: dict[int, Any], max_ops: int | None = None) -> None:
         super().__init__(level, "jit")
         self.instructions: list[Op | Check] = []
         self.max_ops = max_ops  # a recording that grows past it is abandoned (Unrecordable)
