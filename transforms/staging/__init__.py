@@ -5,6 +5,7 @@ from ._api import Jitted as Jitted
 from ._api import JitWarning as JitWarning
 from ._api import Lowered as Lowered
 from ._api import jit as jit
+from ._api import replayed as replayed
 from ._cache import JitStats as JitStats
 
-__all__ = ["JitStats", "JitWarning", "Jitted", "Lowered", "jit"]
+__all__ = ["JitStats", "JitWarning", "Jitted", "Lowered", "jit", "replayed"]

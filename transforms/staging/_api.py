@@ -27,7 +27,7 @@ from ._passes import optimize
 from ._program import Check, Const, EnvCheck, Operand, Program, Var
 from ._record import RecordTrace, RecordTracer, Unrecordable, is_lazy
 
-__all__ = ["jit", "Jitted", "Lowered", "JitWarning"]
+__all__ = ["jit", "Jitted", "Lowered", "JitWarning", "replayed"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -104,8 +104,12 @@ class Jitted(Generic[P, R]):
         static_argnums: Sequence[int],
         static_argnames: Sequence[str],
         max_specializations: int,
+        max_ops: int | None = None,
+        warn: bool = True,
     ) -> None:
         self._fun = fun
+        self._max_ops = max_ops
+        self._warn = warn
         self._static_argnums = frozenset(static_argnums)
         self._static_argnames = frozenset(static_argnames)
         self._bound = max_specializations
@@ -231,11 +235,12 @@ class Jitted(Generic[P, R]):
         except Unrecordable as why:
             self._cache.refuse(key)
             self._cache.count("eager")
-            warnings.warn(
-                f"jit({self._name}) runs eagerly for these arguments: {why}",
-                JitWarning,
-                stacklevel=2,
-            )
+            if self._warn:
+                warnings.warn(
+                    f"jit({self._name}) runs eagerly for these arguments: {why}",
+                    JitWarning,
+                    stacklevel=2,
+                )
             return self._fun(*args, **kwargs)
         self._cache.add(key, spec, stale, self._bound)
         return result
@@ -247,6 +252,8 @@ class Jitted(Generic[P, R]):
         if entry.eager:
             return
         self._cache.refuse(key)
+        if not self._warn:
+            return
         guard = "" if miss is None else _describe(miss[0].guards[miss[1].index])
         warnings.warn(
             f"jit({self._name}): {self._bound} specialisations recorded for these argument "
@@ -276,7 +283,7 @@ class Jitted(Generic[P, R]):
         if any(is_lazy(leaf) for leaf in leaves) or any(map(is_lazy, externals.values())):
             arrays.hold()  # Dask's fallback that would compute is an error (released with
             # the trace, the outermost one)
-        with new_trace(lambda level: RecordTrace(level, externals)) as trace:
+        with new_trace(lambda level: RecordTrace(level, externals, self._max_ops)) as trace:
             inputs: list[Var] = []
             new_leaves: list[Any] = []
             for leaf in leaves:
@@ -381,3 +388,13 @@ def jit(
     if max_specializations < 1:
         raise ValueError("jit: max_specializations must be at least 1")
     return Jitted(fun, nums, names, max_specializations)
+
+
+def replayed(fun: Callable[P, R], max_ops: int) -> Jitted[P, R]:
+    """``fun`` jitted for a library's own use, quietly: where ``jit`` would warn and run
+    eagerly (a program past ``max_ops`` operations, a value a replay cannot repeat, the
+    bound of specialisations), it runs eagerly without a word, since the user asked for no
+    jit of this function. ``transforms.lax`` replays with it the functions its rules derive
+    (a loop's pullback: one op of the user's program, a replay of its own inside).
+    """
+    return Jitted(fun, (), (), 8, max_ops=max_ops, warn=False)

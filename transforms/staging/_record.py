@@ -302,11 +302,21 @@ class RecordTrace(Trace[RecordTracer]):
 
     stages = True  # a lax loop under it (and under the transforms above it) is one op
 
-    __slots__ = ("ambient", "count", "externals", "instructions", "raw", "reached", "snapshots")
+    __slots__ = (
+        "ambient",
+        "count",
+        "externals",
+        "instructions",
+        "max_ops",
+        "raw",
+        "reached",
+        "snapshots",
+    )
 
-    def __init__(self, level: int, externals: dict[int, Any]) -> None:
+    def __init__(self, level: int, externals: dict[int, Any], max_ops: int | None = None) -> None:
         super().__init__(level, "jit")
         self.instructions: list[Op | Check] = []
+        self.max_ops = max_ops  # a recording that grows past it is abandoned (Unrecordable)
         self.count = 0
         self.externals = externals
         # Arrays the function made and passed to primitives, by id: (array, snapshot).
@@ -450,6 +460,8 @@ class RecordTrace(Trace[RecordTracer]):
         self.instructions.append(
             Op(primitive, tuple(operands), kept_params, out_vars, errstate, wrap, call)
         )
+        if self.max_ops is not None and len(self.instructions) > self.max_ops:
+            raise Unrecordable(f"the program grew past {self.max_ops} operations")
         if primitive.name in _DATA_DEPENDENT_SHAPE:
             for var in out_vars:
                 self.instructions.append(Check(var, "shape", var.shape, _user_line()))
