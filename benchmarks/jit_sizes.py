@@ -98,7 +98,7 @@ def draw(times: dict[str, dict[int, float]], path: Path) -> None:
     """The log-log figure of time per call against ``n``, one curve per implementation."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7.0, 4.2), layout="constrained")
+    figure = Figure(figsize=(8.0, 4.2), layout="constrained")
     ax = figure.add_subplot()
     for impl, row in times.items():
         ns = sorted(row)
@@ -107,7 +107,7 @@ def draw(times: dict[str, dict[int, float]], path: Path) -> None:
     ax.set_ylabel("time per call (s)")
     ax.set_title("Hessian of sum(tanh(A @ x)²) + ½ sum(x²)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))  # (beside the curves)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
 
