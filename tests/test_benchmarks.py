@@ -102,3 +102,33 @@ def test_dask_glm_quick_run_checks_and_reports_both_models() -> None:
         assert any(key[0] == model and "dask-glm" in key[1] for key in rows), model
         assert f"- {model}: transforms / peer" in proc.stdout
     assert "Equal to 1e-12 of the largest entry: checked." in proc.stdout
+
+
+def test_jit_sizes_quick_run_checks_every_curve_and_draws_the_figure(tmp_path: Path) -> None:
+    """``benchmarks.jit_sizes --quick --no-peers``: every implementation's Hessian checked
+    against the closed form before it is timed (a wrong one stops the run), a row per
+    implementation with a finite, positive time at every size, and the figure saved."""
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "jit.png"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.jit_sizes", "--quick", "--no-peers"]
+        + ["--figure", str(figure)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (table,) = _tables(proc.stdout)
+    assert table[0] == ["implementation", "n=4", "n=16"]
+    rows = {r[0]: r[1:] for r in table[1:]}
+    assert set(rows) == {"NumPy closed form (floor)", "transforms, eager", "transforms, T.jit"}
+    for name, cells in rows.items():
+        for cell in cells:
+            match = re.fullmatch(r"([\d,.]+) µs \(([\d,.]+x)\)", cell)
+            assert match, (name, cell)
+            assert float(match.group(1).replace(",", "")) > 0, (name, cell)
+            ratio = _ratio(match.group(2))
+            assert math.isfinite(ratio) and ratio > 0, (name, cell)
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

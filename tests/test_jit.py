@@ -252,6 +252,56 @@ def test_a_closed_over_array_written_in_place_is_seen() -> None:
     assert jitted.stats.specializations == 1 and jitted.stats.eager == 0
 
 
+def _constant_arrays(jitted: Any, *args: Any) -> list[tuple[str, np.ndarray]]:
+    program = jitted.lower(*args).program
+    return [
+        (a.kind, a.value)
+        for op in program.instructions
+        for a in getattr(op, "inputs", ())
+        if type(getattr(a, "value", None)) is np.ndarray
+    ]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_closed_over_matrix_is_read_in_place_not_through_copies(order: str) -> None:
+    """Reverse mode reads a closed-over matrix through a read-only copy (and ``matmul``'s VJP
+    through that copy's transpose): the program reads the user's matrix instead, by
+    reference, when the copy has its layout, and stays exact as the matrix is written."""
+    X = np.asarray(_x(40, 30), order=order)
+    Y = _x(40)
+
+    def loss(w: Any) -> Any:
+        return tnp.sum((tnp.tanh(X @ w) - Y) ** 2)
+
+    w = _x(30)
+    jitted = check(T.grad(loss), w)
+    big = [(kind, value) for kind, value in _constant_arrays(jitted, w) if value.size == X.size]
+    assert len(big) == 2  # X in the forward pass, X.T in the backward one
+    if order == "C":  # (an F-ordered matrix's copy is C-ordered: a snapshot of it is read)
+        assert all(kind == "external" and np.shares_memory(v, X) for kind, v in big), big
+    for k in range(3):  # never stale
+        X[k, k] += 1.0
+        assert_same_bits(jitted(w), T.grad(loss)(w), f"write {k}")
+    assert jitted.stats.eager == 0
+
+
+def test_a_result_equal_to_a_closed_over_array_is_not_that_array() -> None:
+    """The gradient of ``sum(w * X)`` is ``X``'s bits: eager returns a copy, and so must a
+    replay (not the user's array, nor a view of it, read from the copy's twin)."""
+    X = _x(3, 4)
+    cases = [
+        (T.grad(lambda w: tnp.sum(w * X)), np.ones((3, 4))),
+        (T.grad(lambda w: tnp.sum(w * tnp.transpose(X))), np.ones((4, 3))),
+        (T.jacrev(lambda w: X @ w), np.ones(4)),
+    ]
+    for fun, w in cases:
+        jitted = check(fun, w)
+        result = jitted(w)
+        assert not np.shares_memory(result, X)
+        result[...] = 0.0
+        assert_same_bits(jitted(w), fun(w), "after a write into a result")
+
+
 def test_a_global_dict_entry_rebound_is_seen() -> None:
     params = {"w": np.array([1.0, 2.0])}
 

@@ -929,6 +929,25 @@ def test_closed_over_constant_with_another_writer_is_copied(
     assert c[0] == 5.0  # the write happened (nothing refused it)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_copied_constant_keeps_the_borrowed_ones_layout(order: str) -> None:
+    """Borrowed (alone) or copied (another name holds it), a closed-over matrix gives the
+    same bits: the copy keeps its layout, since a matrix product rounds differently on an
+    F-ordered operand than on a C-ordered one."""
+    rng = np.random.default_rng(0)
+    A = np.asarray(rng.standard_normal((40, 30)), order=order)
+    x = rng.standard_normal(30)
+
+    def f(x: Any) -> Any:
+        return tnp.sum(tnp.tanh(A @ x) ** 2)
+
+    borrowed = T.grad(f)(x)
+    other_name = [A]  # a second reference: the count no longer proves A alone, so it is copied
+    copied = T.grad(f)(x)
+    del other_name
+    assert borrowed.tobytes() == copied.tobytes()
+
+
 def test_results_never_alias_a_borrowed_constant() -> None:
     """``grad`` of ``sum(x * c)`` is ``c`` itself when the rule multiplies grad's unit seed
     (see ``test_results_never_alias_a_borrowed_input``); an aux may be ``c`` itself too."""

@@ -1,4 +1,5 @@
-"""mkdocs hook: the examples draw the docs' figures at build time (none is committed).
+"""mkdocs hook: the examples draw the docs' figures at build time (none of theirs is committed;
+a benchmark's figure, the measurement of one machine on one day, is: ``docs/figures/``).
 
 Before each build, every example listed in ``FIGURES`` runs in full with ``--figures``
 into ``build/docs-generated/figures`` (ignored by git), and the figures are added to the

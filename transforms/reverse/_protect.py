@@ -77,7 +77,8 @@ class Guard:
         flags = array.flags
         if not flags.writeable and flags.owndata and array.base is None and id(array) not in _LENT:
             return array  # an array nobody can write to (our copies included)
-        copy = array.copy()  # keeps an ndarray subclass
+        copy = array.copy(order="K")  # keeps an ndarray subclass, and the layout of a
+        # contiguous array (a borrowed one's: kernels may round differently on another)
         copy.flags.writeable = False
         self._copies[id(array)] = (array, copy)  # holding `array` keeps its id unique
         return copy

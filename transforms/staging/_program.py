@@ -17,7 +17,8 @@ A constant is one of three kinds, which is what keeps a replay from being stale:
 - ``external``: an array the function reads by name (a global, a closure cell, an attribute
   of a bound method's object), used *by reference*, so the replay reads it as it is now;
   its binding and its bits are guarded (``EnvCheck``), since anything derived from it by
-  plain NumPy while recording was baked in;
+  plain NumPy while recording was baked in; reverse mode's copies of it (and their views)
+  are read from it too (``RecordTrace.twin``);
 - ``folded``: a value computed at recording from no input value (see ``_passes``).
 """
 

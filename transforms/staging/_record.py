@@ -125,6 +125,14 @@ def _user_line() -> str:
     return "<unknown>"
 
 
+def _results(ans: Any, primitive: Primitive[Any]) -> tuple[Any, ...]:
+    return tuple(ans) if primitive.multiple_results else (ans,)
+
+
+def _layout(value: np.ndarray[Any, Any]) -> tuple[Any, ...]:
+    return (value.shape, value.dtype, value.strides)
+
+
 def _snapshot(value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """A private, read-only copy of ``value`` with its memory layout (its strides: a
     broadcast view's zero strides, a transposed matrix's order), since NumPy's and LAPACK's
@@ -307,6 +315,7 @@ class RecordTrace(Trace[RecordTracer]):
         "count",
         "externals",
         "instructions",
+        "layouts",
         "max_ops",
         "raw",
         "reached",
@@ -319,6 +328,11 @@ class RecordTrace(Trace[RecordTracer]):
         self.max_ops = max_ops  # a recording that grows past it is abandoned (Unrecordable)
         self.count = 0
         self.externals = externals
+        # The ndarrays read by name, by layout: where ``twin`` looks for a copy's original.
+        self.layouts: dict[tuple[Any, ...], list[np.ndarray[Any, Any]]] = {}
+        for value in externals.values():
+            if type(value) is np.ndarray:
+                self.layouts.setdefault(_layout(value), []).append(value)
         # Arrays the function made and passed to primitives, by id: (array, snapshot).
         self.snapshots: dict[int, tuple[Any, np.ndarray[Any, Any]]] = {}
         self.ambient = _STATE.get() if _STATE is not None else None
@@ -361,9 +375,11 @@ class RecordTrace(Trace[RecordTracer]):
             return type(value)(self.leak(v) for v in value)
         return value
 
-    def constant(self, value: Any) -> Const:
-        """``value`` as a constant operand: by reference if the function reads it by name,
-        else as it is now (a snapshot: the function may write into it later)."""
+    def constant(self, value: Any, operand: bool = False) -> Const:
+        """``value`` as a constant: by reference if the function reads it by name, else as
+        it is now (a snapshot: the function may write into it later). An ``operand`` of an
+        op may also be read from the array it copies (``twin``); a result may not, as a
+        replay would return the user's array where eager code returns a copy."""
         if isinstance(value, Tracer):
             raise Unrecordable(
                 f"the function reaches a value of an outer transform ({value._trace.name}): "
@@ -372,6 +388,9 @@ class RecordTrace(Trace[RecordTracer]):
         if type(value) is np.ndarray:
             if self.externals.get(id(value)) is value:
                 return Const(value, "external")
+            twin = self.twin(value) if operand else None
+            if twin is not None:
+                return Const(twin, "external")
             kept = self.snapshots.get(id(value))
             if kept is not None and kept[0] is value and _same_bytes(value, kept[1]):
                 return Const(kept[1], "literal")
@@ -383,6 +402,42 @@ class RecordTrace(Trace[RecordTracer]):
         if isinstance(value, (list, dict, np.ndarray)):
             return Const(copy.deepcopy(value), "literal")
         return Const(value, "literal")
+
+    def twin(self, value: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
+        """``value`` read from an array the function reads by name, when ``value`` is (a view
+        of) an array holding that one's bits in its layout (shape, dtype, strides); else
+        ``None``.
+
+        Reverse mode reads a closed-over array through a read-only copy it takes once per
+        call (``transforms.reverse._protect``: the user could write into the array between
+        the forward and the backward pass). Recorded as they are, that copy and the views
+        rules take of it (the transpose in ``matmul``'s VJP) would each be one more snapshot:
+        memory the program holds and each replay reads, which for a data matrix costs as
+        much as the matrix products' own reads of it. The original serves instead, by
+        reference: its bits are guarded (``_environment``) and no op of a replay writes into
+        it, so a replay reads the copy's bits; the same layout keeps the kernels' rounding.
+        A view of it is read-only, as the view of the copy was."""
+        owner = value if value.base is None else value.base
+        if type(owner) is not np.ndarray:
+            return None
+        original = next(
+            (
+                candidate
+                for candidate in self.layouts.get(_layout(owner), ())
+                if candidate is not owner and _same_bytes(candidate, owner)
+            ),
+            None,
+        )
+        if original is None or owner is value:
+            return original
+        if not original.flags.c_contiguous:
+            return None
+        offset = value.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        view: np.ndarray[Any, Any] = np.ndarray(
+            value.shape, value.dtype, buffer=original, offset=offset, strides=value.strides
+        )
+        view.flags.writeable = False
+        return view
 
     def owns_all(self, args: Sequence[object]) -> bool:
         """Whether no operand is a tracer of another trace (then NumPy's own application to
@@ -419,7 +474,7 @@ class RecordTrace(Trace[RecordTracer]):
                 values.append(a.value)
                 operands.append(a.node)  # (a Const when its value was folded)
             else:
-                const = self.constant(a)
+                const = self.constant(a, operand=True)
                 values.append(a)
                 operands.append(const)
         for value in params.values():
@@ -436,9 +491,21 @@ class RecordTrace(Trace[RecordTracer]):
                 f"the implementation of '{primitive.name}' reads a value of the recording (a "
                 "function among its parameters closes over a traced value)"
             )
+        twins = {  # the copies (or their views) read from the arrays they copy (``twin``)
+            i
+            for i, (a, node) in enumerate(zip(args, operands, strict=True))
+            if isinstance(node, Const) and node.kind == "external" and node.value is not a
+        }
+        for i in twins:
+            if any(np.may_share_memory(r, args[i]) for r in _results(ans, primitive)):
+                # the result is a view of the copy: from the twin, a replay's would be a view
+                # of the user's array, where eager's is read-only (a snapshot keeps it so)
+                operands[i] = self.constant(args[i])
         if primitive.name in VALUE_FREE or all(
-            isinstance(o, Const) and o.kind != "external" for o in operands
-        ):  # a value that depends on no input and no external array: folded into a constant
+            isinstance(o, Const) and (o.kind != "external" or i in twins)
+            for i, o in enumerate(operands)
+        ):  # a value that depends on no input and no external array (but through a copy, as
+            # before ``twin``): folded into a constant
             if primitive.multiple_results:
                 ans = tuple(ans) if raw else no_scalars(tuple(ans))
                 return tuple(self.folded(a) for a in ans)
