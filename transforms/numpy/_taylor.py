@@ -373,11 +373,12 @@ def collapsed_bilinear(primitive: Primitive) -> Any:
         right = linear_in_each(n, primals, [None, fb], [None, cb], ans, **params)
         first = deferred_sum(left[0], right[0])
         second = _sum_or_none(left[1], right[1])
-        fa, fb = forced(fa), forced(fb)
         if fa is not None and fb is not None:
-            cross = _batched(primitive, [fa, fb], [0, 0], params)
-            cross = cross.sum(0) if _plain(cross) else _reductions.sum(cross, 0)
-            second = _sum_or_none(second, cross)
+            fa, fb = forced(fa), forced(fb)  # (a deferred stack may prove zero)
+            if fa is not None and fb is not None:
+                cross = _batched(primitive, [fa, fb], [0, 0], params)
+                cross = cross.sum(0) if _plain(cross) else _reductions.sum(cross, 0)
+                second = _sum_or_none(second, cross)
         return (first, second)
 
     return rule
