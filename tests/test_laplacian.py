@@ -333,3 +333,89 @@ def test_jit_of_each_operator_replays_the_eager_values() -> None:
         H = T.hessian(f)(x)
         np.testing.assert_allclose(T.jit(T.laplacian(f))(x), np.trace(H), rtol=1e-12)
         np.testing.assert_allclose(T.jit(T.hessian_diag(f))(x), np.diag(H), rtol=1e-12)
+
+
+# ---- deferred first coefficients, and the products they skip ------------------------------------
+def _recorded_matmuls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[tuple[int, ...], ...]]:
+    """The operand shapes of every NumPy-level ``matmul`` from now on (the impl's calls)."""
+    from transforms.numpy._products import matmul_p
+
+    shapes: list[tuple[tuple[int, ...], ...]] = []
+    impl = matmul_p.impl
+
+    def recording(a: Any, b: Any) -> Any:
+        shapes.append((np.shape(a), np.shape(b)))
+        return impl(a, b)
+
+    monkeypatch.setattr(matmul_p, "impl", recording)
+    return shapes
+
+
+def test_the_laplacian_computes_no_first_coefficient_only_the_output_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``x @ W`` on the identity basis takes no product, and the last layer's first
+    coefficients (``(n, 4) @ (4,)``: the output's gradient, which ``laplacian`` does not
+    return) are never computed; ``collapsed_jet`` computes them when asked, and every
+    value is the Hessian's."""
+    rng = np.random.default_rng(7)
+    W, w = rng.normal(size=(3, 4)), rng.normal(size=4)
+    x = rng.normal(size=3)
+
+    def f(x: Any) -> Any:
+        return tnp.tanh(x @ W) @ w
+
+    want = np.trace(T.hessian(f)(x))
+    shapes = _recorded_matmuls(monkeypatch)
+    np.testing.assert_allclose(T.laplacian(f)(x), want, rtol=1e-13)
+    # the two primal products and the summed second coefficient's: none per direction
+    assert shapes == [((3,), (3, 4)), ((4,), (4,)), ((1, 4), (4,))]
+    shapes.clear()
+    _, first, second = collapsed_jet(f, x, np.eye(3))
+    assert ((3, 4), (4,)) in shapes
+    np.testing.assert_allclose(first, T.jacfwd(f)(x), rtol=1e-13)
+    np.testing.assert_allclose(second, want, rtol=1e-13)
+
+
+def test_deferred_first_coefficients_read_by_every_kind_of_rule() -> None:
+    """Elementwise results' first coefficients (deferred) read by a negation, a product of
+    two traced values (the cross term and the deferred sum), a multiple-results primitive,
+    a derived rule (``sort``) and the output, some read twice: the Laplacian and the first
+    derivatives are the Hessian's trace and the Jacobian."""
+    rng = np.random.default_rng(8)
+    W = rng.normal(size=(3, 4))
+    x = rng.normal(size=3)
+
+    def f(x: Any) -> Any:
+        a = tnp.tanh(x @ W)
+        b = 1.0 - tnp.sin(a)  # deferred, negated, read twice below
+        c, d = tnp.split(a * b, 2)
+        e = tnp.sort(b * b)
+        return tnp.stack([tnp.sum(c * tnp.exp(d)), tnp.sum(e[:2] - c), tnp.sum(a)])
+
+    H = np.asarray(T.hessian(f)(x))
+    np.testing.assert_allclose(
+        T.laplacian(f)(x), np.trace(H, axis1=1, axis2=2), rtol=1e-12, atol=1e-14
+    )
+    dirs = rng.normal(size=(2, 3))
+    _, first, second = collapsed_jet(f, x, dirs)
+    np.testing.assert_allclose(first, dirs @ np.asarray(T.jacfwd(f)(x)).T, rtol=1e-12)
+    np.testing.assert_allclose(second, np.einsum("ia,oab,ib->o", dirs, H, dirs), rtol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_vmap_of_laplacian_with_vector_operands_of_matmul(axis: int) -> None:
+    """``stack @ w`` and ``v @ stack`` with a constant vector on one side: batched by
+    ``vmap`` over the points (on either axis) as one NumPy product, the values the
+    Hessian's."""
+    rng = np.random.default_rng(9)
+    W, w, v = rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=2)
+
+    def f(X: Any) -> Any:  # a (2, 3) point
+        Y = tnp.tanh(X @ W)
+        return tnp.tanh(Y @ w) @ tnp.cos(v) + tnp.sum(tnp.sin(v @ Y) ** 2)
+
+    Xs = rng.normal(size=(5, 2, 3))
+    want = [np.trace(np.asarray(T.hessian(f)(X)).reshape(6, 6)) for X in Xs]
+    got = T.vmap(T.laplacian(f), in_axes=axis)(np.moveaxis(Xs, 0, axis))
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -101,3 +101,23 @@ def test_an_earlier_peak_of_the_caller_does_not_shrink_the_budget() -> None:
     finally:
         tracemalloc.stop()
     np.testing.assert_array_equal(jac, T.jacrev(_dense)(x))
+
+
+def test_hessian_budget_counts_the_gradient_tape_it_holds() -> None:
+    """``hessian``'s outer pass holds the tape of the gradient computation (here n x n
+    intermediates, about half the budget) through all its pushes: the chunks are sized to
+    what is left, so the peak stays within the budget; a budget that cannot hold the tape,
+    the Hessian and one row refuses, saying how much is needed."""
+    n = 200
+    A = np.random.default_rng(3).normal(size=(n, n)) / n
+
+    def g(x: Any) -> Any:
+        return tnp.sum(tnp.tanh(tnp.outer(x, x) @ A))
+
+    x = np.random.default_rng(4).normal(size=n)
+    budget = 5_000_000
+    hess, peak = _peak(lambda: T.hessian(g, memory_budget=budget)(x))
+    np.testing.assert_allclose(hess, T.hessian(g, chunk_size=20)(x), rtol=1e-13)
+    assert peak <= 1.2 * budget, (peak, budget)
+    with pytest.raises(ValueError, match=r"hessian: .* the forward pass's residuals"):
+        T.hessian(g, memory_budget=4_000_000)(x)

@@ -9,8 +9,11 @@ by chunk, each chunk as large as the budget left after the result allows; nothin
 concatenated, so no second copy of the result is made. When the rows are traced values (a
 Jacobian under an outer transform) they are concatenated, as without a budget.
 
-The budget bounds what the pushes and the result allocate; the function's own forward pass
-(run once, before the pushes) is not chunked.
+A reverse-mode Jacobian (``jacrev``, and ``hessian``'s outer pass) runs the forward pass
+once, before the pushes, and holds its residuals through all of them: for ``hessian`` the
+tape of the whole gradient computation. With a budget that pass runs under ``tracemalloc``
+too, and what it leaves allocated (``retained_bytes``) is taken off the budget before the
+chunks are sized. Its own transient peak cannot be chunked.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import transforms.numpy as tnp
 from transforms.numpy._batching import detached
 from transforms.numpy._define import dtype_of, shape_of
 
-__all__ = ["check_chunking", "chunks", "push_rows"]
+__all__ = ["check_chunking", "chunks", "push_rows", "retained_bytes"]
 
 T = TypeVar("T")
 
@@ -71,6 +74,22 @@ def _peak_bytes(run: Callable[[], T]) -> tuple[T, int]:
     return out, peak
 
 
+def retained_bytes(run: Callable[[], T]) -> tuple[T, int]:
+    """``run()`` and the memory it allocated and still holds when it returns (its result
+    and what that keeps alive: a pullback's residuals), by ``tracemalloc``."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        out = run()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return out, max(after - before, 0)
+
+
 def _concat(parts: list[Any]) -> Any:
     """The chunks' rows stacked; one chunk as it is, unless it is (a view of) the shared
     identity basis (``detached``)."""
@@ -83,10 +102,12 @@ def push_rows(
     memory_budget: int | None,
     push: Callable[[int, int], list[Any]],
     transform: str,
+    held: int = 0,
 ) -> list[Any] | None:
     """``push(start, stop)`` (one stacked leaf per output, rows ``start:stop`` of the basis
     on axis 0) over all ``total`` rows, chunked by ``chunk_size`` or to fit
-    ``memory_budget``; the leaves stacked over all rows (``None`` when ``total`` is 0)."""
+    ``memory_budget`` less ``held`` bytes (the forward pass's, held through the pushes);
+    the leaves stacked over all rows (``None`` when ``total`` is 0)."""
     if total == 0:
         return None
     if memory_budget is None:
@@ -94,13 +115,14 @@ def push_rows(
         return [_concat([p[i] for p in parts]) for i in range(len(parts[0]))]
     first, probe = _peak_bytes(lambda: push(0, 1))
     result = total * sum(math.prod(shape_of(leaf)) * dtype_of(leaf).itemsize for leaf in first)
-    free = memory_budget - result
+    free = memory_budget - held - result
     plain = all(type(leaf) is np.ndarray for leaf in first)
     if plain and free < probe:
+        forward = f", the forward pass's residuals ({held} bytes)" if held else ""
         raise ValueError(
             f"{transform}: memory_budget={memory_budget} bytes cannot hold the Jacobian "
-            f"({result} bytes) and one basis row's work ({probe} bytes); give at least "
-            f"{result + probe}"
+            f"({result} bytes){forward} and one basis row's work ({probe} bytes); give at "
+            f"least {held + result + probe}"
         )
     step = max(1, free // max(probe, 1))
     if not plain:  # traced rows: concatenated at the end, as without a budget

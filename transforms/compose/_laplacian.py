@@ -24,6 +24,7 @@ import numpy as np
 from transforms.core import Tracer, arrays
 from transforms.core.tree_util import tree_flatten, tree_unflatten
 from transforms.numpy import moveaxis, reshape
+from transforms.numpy._batching import identity_basis
 from transforms.numpy._define import dtype_of, shape_of
 from transforms.taylor import collapsed_jet, jet
 
@@ -59,9 +60,13 @@ def _split(
 
 
 def _basis(x: Any) -> np.ndarray[Any, Any]:
-    """The standard basis of ``x``'s space, ``(x.size, *x.shape)``."""
+    """The standard basis of ``x``'s space, ``(x.size, *x.shape)``: for a vector, the
+    registered identity (``identity_basis``), so that ``x @ W`` takes no product for its
+    first coefficients (they are ``W``'s rows, as for ``jacfwd``)."""
     shape = shape_of(x)
     size = math.prod(shape)
+    if len(shape) == 1:
+        return identity_basis(size, dtype_of(x))
     return np.eye(size, dtype=dtype_of(x)).reshape((size, *shape))
 
 
@@ -93,7 +98,7 @@ def laplacian(fun: Callable[P, R], argnums: int = 0) -> Callable[P, R]:
     @functools.wraps(fun)
     def lap(*args: P.args, **kwargs: P.kwargs) -> R:
         of_x, x = _split(fun, args, kwargs, argnums, "laplacian")
-        return collapsed_jet(of_x, x, _basis(x))[2]  # type: ignore[no-any-return]
+        return collapsed_jet(of_x, x, _basis(x), firsts=False)[2]  # type: ignore[no-any-return]
 
     return lap
 
@@ -162,7 +167,7 @@ def hessian_trace(
     @functools.wraps(fun)
     def estimate(*args: P.args, **kwargs: P.kwargs) -> R:
         of_x, x = _split(fun, args, kwargs, argnums, "hessian_trace")
-        total = collapsed_jet(of_x, x, _signs(seed, num_samples, x))[2]
+        total = collapsed_jet(of_x, x, _signs(seed, num_samples, x), firsts=False)[2]
         flat, tree = tree_flatten(total)
         means = [t / num_samples for t in flat]
         means = [m if isinstance(m, (Tracer, np.ndarray)) else np.asarray(m) for m in means]

@@ -35,7 +35,9 @@ from transforms.taylor import (
     collapsed_elementwise,
     collapsed_linear,
     defcollapsed,
+    deferred_sum,
     deftaylor,
+    forced,
     ode_rule,
 )
 
@@ -369,12 +371,14 @@ def collapsed_bilinear(primitive: Primitive) -> Any:
             return linear_in_each(n, primals, firsts, seconds, ans, **params)
         left = linear_in_each(n, primals, [fa, None], [ca, None], ans, **params)
         right = linear_in_each(n, primals, [None, fb], [None, cb], ans, **params)
-        first = _sum_or_none(left[0], right[0])
+        first = deferred_sum(left[0], right[0])
         second = _sum_or_none(left[1], right[1])
         if fa is not None and fb is not None:
-            cross = _batched(primitive, [fa, fb], [0, 0], params)
-            cross = cross.sum(0) if _plain(cross) else _reductions.sum(cross, 0)
-            second = _sum_or_none(second, cross)
+            fa, fb = forced(fa), forced(fb)  # (a deferred stack may prove zero)
+            if fa is not None and fb is not None:
+                cross = _batched(primitive, [fa, fb], [0, 0], params)
+                cross = cross.sum(0) if _plain(cross) else _reductions.sum(cross, 0)
+                second = _sum_or_none(second, cross)
         return (first, second)
 
     return rule

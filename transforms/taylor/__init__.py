@@ -14,11 +14,14 @@ from ._collapsed import COLLAPSED as COLLAPSED
 from ._collapsed import CollapsedRule as CollapsedRule
 from ._collapsed import CollapsedTrace as CollapsedTrace
 from ._collapsed import CollapsedTracer as CollapsedTracer
+from ._collapsed import Deferred as Deferred
 from ._collapsed import add_collapsed as add_collapsed
 from ._collapsed import collapsed_elementwise as collapsed_elementwise
 from ._collapsed import collapsed_jet as collapsed_jet
 from ._collapsed import collapsed_linear as collapsed_linear
 from ._collapsed import defcollapsed as defcollapsed
+from ._collapsed import deferred_sum as deferred_sum
+from ._collapsed import forced as forced
 from ._rules import TaylorRule as TaylorRule
 from ._rules import array_ops as array_ops
 from ._rules import deftaylor as deftaylor
@@ -38,6 +41,9 @@ __all__ = [
     "collapsed_jet",
     "collapsed_linear",
     "defcollapsed",
+    "deferred_sum",
+    "Deferred",
+    "forced",
     "JetTrace",
     "JetTracer",
     "TaylorRule",

@@ -22,6 +22,12 @@ second coefficient ``c`` (``None``: zero). A primitive maps them by
   second coefficient gives ``x1`` and ``Q`` (summed), and the order-1 rule on ``c`` gives
   ``J c``.
 
+The linear and elementwise rules leave their results' first coefficients ``Deferred``:
+computed when a later rule first reads them, exactly as they would have been at once, and
+never if nothing does. ``laplacian`` reads only the output's summed second coefficient, so
+the first coefficients that feed nothing but the output's (a network's last layers: an
+``(n, ...)`` product and its map to the output) are never computed.
+
 The rules are written with differentiable operations, so ``grad`` and ``vmap`` compose with
 the collapsed pass from either side.
 """
@@ -54,18 +60,60 @@ __all__ = [
     "CollapsedRule",
     "CollapsedTrace",
     "CollapsedTracer",
+    "Deferred",
     "add_collapsed",
     "collapsed_elementwise",
     "collapsed_jet",
     "collapsed_linear",
     "defcollapsed",
+    "deferred_sum",
+    "forced",
 ]
 
 CollapsedRule = Callable[..., Any]
 """``rule(n, primals, firsts, seconds, ans, /, **params) -> (firsts_out, second_out)``:
-``firsts[i]`` the ``(n, *shape)`` stack of operand ``i``'s first coefficients and
-``seconds[i]`` its summed second one (each ``None`` for zero); the result's pair (a tuple
-of pairs for a multiple-results primitive, ``None`` for a zero pair)."""
+``firsts[i]`` the ``(n, *shape)`` stack of operand ``i``'s first coefficients, or a
+``Deferred`` one (``forced`` gives the stack), and ``seconds[i]`` its summed second one
+(each ``None`` for zero); the result's pair (a tuple of pairs for a multiple-results
+primitive, ``None`` for a zero pair), whose stack may be ``Deferred``."""
+
+
+class Deferred:
+    """A stack of first coefficients computed when first read (``forced``), once.
+
+    ``make`` computes it from operands fixed when the rule ran (primals, stacks,
+    parameters), so whenever it runs it gives the very values the rule would have given at
+    once (``None`` for zero). The tracers among those operands belong to the transforms
+    around the pass, alive for all of it: ``collapsed_jet`` forces what it returns inside
+    them, and a stack nothing reads is dropped uncomputed."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make: Callable[[], Any] | None = make
+        self._value: Any = None
+
+    def force(self) -> Any:
+        make = self._make
+        if make is not None:
+            self._value = make()
+            self._make = None  # (releases the operands it held)
+        return self._value
+
+
+def forced(first: Any) -> Any:
+    """A stack of first coefficients, computed now if it was ``Deferred`` (``None``: zero)."""
+    return first.force() if type(first) is Deferred else first
+
+
+def deferred_sum(a: Any, b: Any) -> Any:
+    """The sum of two stacks (``None``: zero), deferred if either is."""
+    if a is None or b is None:
+        return b if a is None else a
+    if type(a) is Deferred or type(b) is Deferred:
+        return Deferred(lambda: _add(forced(a), forced(b)))
+    return a + b
+
 
 COLLAPSED: dict[Primitive[Any], CollapsedRule] = {}
 
@@ -163,10 +211,30 @@ def collapsed_linear(rule: TaylorRule) -> CollapsedRule:
         /,
         **params: Any,
     ) -> Any:
-        first = None if all(f is None for f in firsts) else rule(n, primals, firsts, ans, **params)
+        first = None
+        if any(f is not None for f in firsts):
+            if _multiple(ans):  # (a stack per result: computed now)
+                first = _linear_firsts(rule, n, primals, firsts, ans, params)
+            else:
+                first = Deferred(lambda: _linear_firsts(rule, n, primals, firsts, ans, params))
         return _pairs(ans, first, _row(rule, primals, seconds, ans, params))
 
     return collapsed
+
+
+def _linear_firsts(
+    rule: TaylorRule,
+    n: int,
+    primals: Sequence[Any],
+    firsts: Sequence[Any],
+    ans: Any,
+    params: dict[str, Any],
+) -> Any:
+    """A linear primitive's first coefficients: its Taylor rule on the operands' stacks."""
+    stacks = [forced(f) for f in firsts]
+    if all(f is None for f in stacks):
+        return None
+    return rule(n, primals, stacks, ans, **params)
 
 
 def add_collapsed(rule: CollapsedRule, sign: Callable[[int], int]) -> CollapsedRule:
@@ -191,12 +259,24 @@ def add_collapsed(rule: CollapsedRule, sign: Callable[[int], int]) -> CollapsedR
                 if sign(i) > 0:
                     return (firsts[i], seconds[i])
                 return _pair(
-                    None if firsts[i] is None else -firsts[i],
+                    None if firsts[i] is None else _negated(firsts[i]),
                     None if seconds[i] is None else -seconds[i],
                 )
         return rule(n, primals, firsts, seconds, ans, **params)
 
     return collapsed
+
+
+def _negated(first: Any) -> Any:
+    """``-first``, deferred if ``first`` is."""
+    if type(first) is not Deferred:
+        return -first
+
+    def make() -> Any:
+        stack = first.force()
+        return None if stack is None else -stack
+
+    return Deferred(make)
 
 
 def _taylor_rule(primitive: Primitive[Any]) -> TaylorRule | None:
@@ -211,8 +291,9 @@ def collapsed_elementwise(primitive: Primitive[Any]) -> CollapsedRule:
     """The collapsed rule of an elementwise primitive. With one traced operand of the
     result's shape, ``f'`` and ``f''/2`` come from one order-2 jet of the primitive along
     ``x + t`` (on the primal's shape, not per direction), and then ``y1_i = f' x1_i`` and
-    ``c_y = f' c_x + f''/2 sum_i x1_i**2``; otherwise (operands broadcast, or several
-    traced) the rule derived from the Taylor rule."""
+    ``c_y = f' c_x + f''/2 sum_i x1_i**2`` (``y1`` deferred: the squares need only ``x1``);
+    otherwise (operands broadcast, or several traced) the rule derived from the Taylor
+    rule."""
 
     def rule(
         n: int,
@@ -227,10 +308,11 @@ def collapsed_elementwise(primitive: Primitive[Any]) -> CollapsedRule:
         assert taylor is not None  # (the trace asks only for a differentiable primitive's)
         traced = [i for i in range(len(primals)) if firsts[i] is not None or seconds[i] is not None]
         shape = _shape(ans)
-        if len(traced) != 1 or _shape(primals[traced[0]]) != shape or firsts[traced[0]] is None:
-            return _derived(taylor, False, n, primals, firsts, seconds, ans, params)
         i = traced[0]
-        first, c = firsts[i], seconds[i]
+        first = forced(firsts[i]) if len(traced) == 1 else None
+        if first is None or _shape(primals[i]) != shape:
+            return _derived(taylor, False, n, primals, firsts, seconds, ans, params)
+        c = seconds[i]
         unit = np.zeros((2, *shape), dtype=first.dtype)
         unit[0] = 1
         series: list[Any] = [None] * len(primals)
@@ -240,7 +322,7 @@ def collapsed_elementwise(primitive: Primitive[Any]) -> CollapsedRule:
             return None
         f1, f2 = coeffs[0], coeffs[1]
         second = f2 * _squares(first)
-        return (first * f1, second if c is None else c * f1 + second)
+        return (Deferred(lambda: first * f1), second if c is None else c * f1 + second)
 
     return rule
 
@@ -265,6 +347,7 @@ def _derived(
     params: dict[str, Any],
 ) -> Any:
     """The collapsed rule derived from a Taylor rule (see the module docs)."""
+    firsts = [forced(f) for f in firsts]
     dirs = [None if f is None else _stack([f, np.zeros(_shape(f), f.dtype)], 1) for f in firsts]
     out: Any = None
     if any(d is not None for d in dirs):
@@ -356,19 +439,23 @@ class CollapsedTrace(Trace[CollapsedTracer]):
         return ans if out is None else CollapsedTracer(self, ans, *out)
 
 
-def collapsed_jet(fun: Callable[[Any], Any], x: Any, directions: Any) -> tuple[Any, Any, Any]:
+def collapsed_jet(
+    fun: Callable[[Any], Any], x: Any, directions: Any, *, firsts: bool = True
+) -> tuple[Any, Any, Any]:
     """``fun(x)``, its derivatives along each of ``directions`` (axis 0: ``(n, *x.shape)``)
     and the sum over the directions of its second derivatives along them,
     ``sum_i d^2/dt^2 fun(x + t v_i)`` at ``t = 0``, in one collapsed pass.
 
     Returns three trees of ``fun``'s output structure: the value, the first derivatives
     (each leaf with a leading axis of size ``n``) and the summed second derivatives.
+    ``firsts=False`` leaves the first derivatives out (``None`` in their place), and with
+    them every first coefficient that only they need: never computed (``Deferred``).
     """
     n = _shape(directions)[0]
     with new_trace(lambda level: CollapsedTrace(level, n)) as trace:
         flat, tree = tree_flatten(fun(CollapsedTracer(trace, x, directions, None)))
         values: list[Any] = []
-        firsts: list[Any] = []
+        stacks: list[Any] = []
         seconds: list[Any] = []
         for o in flat:
             if type(o) is CollapsedTracer and o._trace is trace:
@@ -378,12 +465,14 @@ def collapsed_jet(fun: Callable[[Any], Any], x: Any, directions: Any) -> tuple[A
             if not isinstance(p, (Tracer, np.ndarray)):
                 p = np.asarray(p)
             values.append(p)
-            firsts.append(np.zeros((n, *_shape(p)), dtype=p.dtype) if f is None else f)
+            if firsts:
+                f = forced(f)
+                stacks.append(np.zeros((n, *_shape(p)), dtype=p.dtype) if f is None else f)
             # the normalised coefficient is half the derivative
             c = np.zeros(_shape(p), dtype=p.dtype) if c is None else 2 * c
             seconds.append(c if isinstance(c, (Tracer, np.ndarray)) else np.asarray(c))
     return (
         tree_unflatten(tree, values),
-        tree_unflatten(tree, firsts),
+        tree_unflatten(tree, stacks) if firsts else None,
         tree_unflatten(tree, seconds),
     )
