@@ -32,7 +32,8 @@ from transforms.core._quiet import _STATE
 from transforms.reverse._protect import _same_bytes
 
 from ._passes import last_uses
-from ._program import Check, EnvCheck, Op, Operand, Program, Var
+from ._program import Check, Const, EnvCheck, Op, Operand, Program, Var
+from ._scalar import PYTHON_OPERATORS, float_constant, python_float_ops, takes_python_floats
 
 __all__ = ["GuardMiss", "generate"]
 
@@ -83,6 +84,8 @@ class _Writer:
             "_cell": _cell,
             "_MISSING": _MISSING,
             "_state": _STATE,
+            "_f64": np.float64,
+            "_array": np.array,
         }
         self.ids: dict[int, str] = {}
         self.lines: list[str] = []
@@ -130,15 +133,51 @@ def generate(
             body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
 
     last = last_uses(program)
-    scalar_ok = _ufunc_fed(program)
+    on_floats = python_float_ops(program)
+    # values held as Python floats (``_scalar``): an op on them reads them as they are; any
+    # other reader, a guard or an output gets ``boxed``, the value in eager's type
+    floats = {
+        instr.outputs[0].index
+        for i, instr in enumerate(program.instructions)
+        if i in on_floats and isinstance(instr, Op)
+    }
+    shadows: dict[int, str] = {}  # another value read by a Python-float op: as a float
+    boxed: dict[int, str] = {}
+    scalar_ok = _ufunc_fed(program, on_floats)
     free: list[str] = []
     fresh = itertools.count()
+    prefix = ""
 
-    def operand(a: Operand) -> str:
+    def box(a: Var) -> str:
+        """``a`` (a Python float) as eager's NumPy scalar or 0-d array, made once."""
+        name = boxed.get(a.index)
+        if name is None:
+            name = boxed[a.index] = f"bx{len(boxed)}"
+            body.append(f"{prefix}{name} = {'_f64' if a.scalar else '_array'}({slot[a.index]})")
+        return name
+
+    def operand(a: Operand, reader: Op | Check | None = None) -> str:
         if isinstance(a, Var):
+            if a.index in floats and not (reader is not None and takes_python_floats(reader)):
+                return box(a)
             return slot[a.index]
         text = _literal(a.value)
         return text if text is not None else w.bind(a.value, "c")
+
+    def float_operand(a: Operand) -> str:
+        """``a`` as a Python float, for an op computed on Python floats."""
+        if isinstance(a, Var):
+            if a.index in floats:
+                return slot[a.index]
+            name = shadows.get(a.index)
+            if name is None:
+                name = shadows[a.index] = f"sh{len(shadows)}"
+                body.append(f"{prefix}{name} = float({slot[a.index]})")
+            return name
+        assert isinstance(a, Const)
+        value = float_constant(a)
+        text = _literal(value)
+        return f"({text})" if text is not None else w.bind(value, "c")
 
     indent = "    "
     state: object | None = None
@@ -154,17 +193,22 @@ def generate(
             state = errstate
         prefix = indent[4:]
         if isinstance(instr, Check):
-            body.append(prefix + _check_line(w, instr, slot[instr.var.index], len(guards)))
+            body.append(prefix + _check_line(w, instr, operand(instr.var), len(guards)))
             guards.append(instr)
             if last.get(instr.var.index) == i:
                 body += _release(instr.var, slot, free, prefix)
             continue
-        args = [operand(a) for a in instr.inputs]
-        args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
-        compute = instr.primitive.impl if instr.call is None else instr.call
-        call = f"{w.bind(compute, 'f')}({', '.join(args)})"
-        if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
-            call = f"_no_scalars({call})"
+        if i in on_floats:
+            call = PYTHON_OPERATORS[instr.primitive.name].format(
+                *(float_operand(a) for a in instr.inputs)
+            )
+        else:
+            args = [operand(a, instr) for a in instr.inputs]
+            args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
+            compute = instr.primitive.impl if instr.call is None else instr.call
+            call = f"{w.bind(compute, 'f')}({', '.join(args)})"
+            if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
+                call = f"_no_scalars({call})"
         read = {a.index: a for a in instr.inputs if isinstance(a, Var)}
         dying = [a for a in read.values() if last.get(a.index) == i]
         free.extend(slot[a.index] for a in dying)  # their names take this op's results
@@ -186,7 +230,12 @@ def generate(
                 body += _release(o, slot, free, prefix)
     if state is not None:
         body += ["    pass", "finally:", "    _state.reset(_token)"]
-    results = [_output(w, o, slot) for o in program.outputs]
+    results = [
+        f"_array({slot[o.index]})"  # (eager's 0-d array, or its NumPy scalar as one)
+        if isinstance(o, Var) and o.index in floats
+        else _output(w, o, slot)
+        for o in program.outputs
+    ]
     body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     params = ", ".join(f"a{i}" for i in range(len(program.inputs)))
     fname = f"{_identifier(name)}_{next(_counter)}"
@@ -209,19 +258,22 @@ def _same_bits(w: _Writer, name: str, snapshot: np.ndarray[Any, Any]) -> str:
     return f"({name}.shape == {shape} and {name}.dtype == {dtype} and {name}.tobytes() == {data})"
 
 
-def _ufunc_fed(program: Program) -> set[int]:
+def _ufunc_fed(program: Program, on_floats: set[int]) -> set[int]:
     """The values read only by NumPy ufuncs: a ufunc treats a NumPy scalar exactly as the
     0-d array ``bind`` would make of it (the same loop, and under NEP 50 the same strong
     dtype), so such a value may stay the scalar its ufunc returned, which saves a call per
-    op on 0-d programs. Outputs, guards and operators (``Op.call``: NumPy's scalar arithmetic
-    is not its ufunc loop) get the value eager code gets."""
+    op on 0-d programs. So may one read by ops computed on Python floats (``on_floats``,
+    positions), which take its ``float``. Outputs, guards and operators (``Op.call``:
+    NumPy's scalar arithmetic is not its ufunc loop) get the value eager code gets."""
     fed: set[int] = set()
     other: set[int] = {o.index for o in program.outputs if isinstance(o, Var)}
-    for instr in program.instructions:
+    for i, instr in enumerate(program.instructions):
         if isinstance(instr, Check):
             other.add(instr.var.index)
             continue
-        ufunc = instr.call is None and isinstance(instr.primitive.impl, np.ufunc)
+        ufunc = i in on_floats or (
+            instr.call is None and isinstance(instr.primitive.impl, np.ufunc)
+        )
         for a in instr.inputs:
             if isinstance(a, Var):
                 (fed if ufunc else other).add(a.index)
