@@ -79,3 +79,24 @@ def test_a_hessian_multiplies_by_its_uniform_seed_as_a_scalar() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (x**2 overflows: eager warns alike)
             assert_same_bits(jitted(x), h(x), f"x = {x}")
+
+
+def _twice_with_equal_constants(x: Any) -> Any:
+    half = np.float64(-0.5)
+    return (
+        x * half + x * np.float64(-0.5),  # two objects, one value: one product
+        x * 0.0 + x * -0.0,  # two values (signed zeros): two products
+        tnp.add(x, np.float32(2.0)) * tnp.add(x, np.float64(2.0)),  # two dtypes: two sums
+        x * 3 - x * 3.0,  # an int and a float: two products (eager's own promotion each)
+    )
+
+
+def test_equal_scalar_constants_are_one_operand() -> None:
+    x = np.array([-0.0, 0.0, np.inf, np.nan, 1.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (inf - inf: eager warns alike)
+        text = str(T.jit(_twice_with_equal_constants).lower(x))
+        assert text.count(" = multiply") == 6 and text.count(" = add") == 4, text
+        jitted = T.jit(_twice_with_equal_constants)
+        for v in (x, -x, x[::-1].copy()):
+            assert_same_bits(jitted(v), _twice_with_equal_constants(v), f"x = {v}")

@@ -6,7 +6,8 @@ and becomes a constant). Here:
 
 - ``eliminate_common``: an op applying the same primitive in the same way (the same
   ``Op.call``, an operator or the implementation, and the same 0-d wrap: NumPy's scalar
-  arithmetic is not its ufunc loop) with the same parameters to the same operands (either
+  arithmetic is not its ufunc loop) with the same parameters to the same operands (a scalar
+  constant identified by its type and bits, another by its identity; either
   order for a ``commutative`` one on real numbers, exact to the bit) as an earlier op reuses
   that op's results, if it ran in the same floating-point error state or
   with warnings off (derivative code: it could not warn, so nothing observable is lost).
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import struct
 from typing import Any
 
 import numpy as np
@@ -66,8 +68,20 @@ def _param_key(value: Any) -> Any:
     return (type(value), value)
 
 
-def _operand_key(operand: Operand) -> tuple[str, int]:
-    return ("v", operand.index) if isinstance(operand, Var) else ("c", id(operand.value))
+def _operand_key(operand: Operand) -> tuple[Any, ...]:
+    """What identifies an operand: a value by its number, an immutable scalar constant by
+    its type and bits (two ``np.float64(-0.5)`` seeds made by two rules are one operand;
+    ``0.0`` and ``-0.0`` are two), any other constant by its identity."""
+    if isinstance(operand, Var):
+        return ("v", operand.index)
+    v = operand.value
+    if type(v) is float:
+        return ("f", struct.pack("<d", v))
+    if type(v) in (int, bool):
+        return ("i", type(v).__name__, v)
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+        return ("g", v.dtype.str, v.tobytes())
+    return ("c", id(v))
 
 
 def _complex(operands: tuple[Operand, ...]) -> bool:
