@@ -121,10 +121,26 @@ def test_ops_in_the_callers_error_state_stay_numpys_and_warn() -> None:
         jitted(np.array(1e200))
 
 
-def test_division_stays_numpys() -> None:
+def test_division_by_a_value_or_by_zero_stays_numpys() -> None:
+    """(Python's ``/`` raises ``ZeroDivisionError`` where NumPy gives an infinity or NaN.)"""
+
     @quiet
     def f(x: Any, y: Any) -> Any:
-        return (x * 1.0) / (y * 1.0), x / y
+        return (x * 1.0) / (y * 1.0), x / y, (x * 1.0) / 0.0, tnp.divide(x * 1.0, -0.0)
 
-    for x, y in [(1.0, 0.0), (-1.0, -0.0), (0.0, 0.0), (np.inf, np.inf)]:
-        _same_as_eager(f, np.array(x), np.array(y))
+    for x, y in [(1.0, 0.0), (-1.0, -0.0), (0.0, 0.0), (np.inf, np.inf), (2.0, 3.0)]:
+        jitted = _same_as_eager(f, np.array(x), np.array(y))
+    source = next(iter(jitted._cache.entries.values())).programs[0].source
+    assert " / " not in source, source
+
+
+@pytest.mark.parametrize("x", SPECIAL)
+def test_division_by_a_constant_other_than_zero_is_pythons(x: float) -> None:
+    @quiet
+    def f(x: Any) -> Any:
+        y = x * 1.0
+        return y / 4, y / -0.5, tnp.divide(y, np.inf), y / np.nan, y / 3.0, y / 5e-324
+
+    jitted = _same_as_eager(f, np.array(x))
+    source = next(iter(jitted._cache.entries.values())).programs[0].source
+    assert source.count(" / ") == 6, source

@@ -2,27 +2,31 @@
 
 A program of 0-d values (a nested ``grad`` at a scalar: hundreds of additions and products)
 spends its replay in NumPy's per-call overhead, a fraction of a microsecond each, for one
-floating-point operation. Python's ``float`` is an IEEE double, and its ``+``, ``-``, ``*``
-and unary ``-`` are the C operations on doubles that NumPy's float64 loops and scalar
+floating-point operation. Python's ``float`` is an IEEE double, and its ``+``, ``-``, ``*``,
+``/`` and unary ``-`` are the C operations on doubles that NumPy's float64 loops and scalar
 arithmetic perform: correctly rounded, so the same bits (signed zeros, infinities and NaN
 included). The code generator therefore holds such a value as a Python float and writes the
 operator, a few tens of nanoseconds, where it is exact to do so:
 
-- the op is ``add``, ``subtract``, ``multiply`` or ``negative``, by its ufunc or by the
-  Python operator eager code applied, with no parameters, one result, a 0-d float64;
+- the op is ``add``, ``subtract``, ``multiply``, ``negative`` or ``divide``, by its ufunc or
+  by the Python operator eager code applied, with no parameters, one result, a 0-d float64;
 - every operand is a 0-d float64 value or a constant Python or NumPy float, a 0-d float64
   array, or an integer a double holds exactly (NumPy converts it to that double, as Python
   does): NumPy's type promotion then gives float64 whichever operands are Python floats;
+- a division's divisor is a constant other than zero (a rule's ``/ 4``): Python raises
+  ``ZeroDivisionError`` where NumPy gives an infinity or a NaN, and checks nothing else (an
+  overflow is an infinity, as in NumPy);
 - the op runs with NumPy's warnings off (``transforms.core.quiet``, derivative code): NumPy
-  scalar arithmetic reports an overflow or an invalid operation by its error state, Python's
-  float arithmetic never does, so an op eager code runs in the caller's error state keeps
-  NumPy (it may warn, or raise under ``np.errstate(all="raise")``).
+  reports an overflow or an invalid operation by its error state, Python's float arithmetic
+  never does, so an op eager code runs in the caller's error state keeps NumPy (it may
+  warn, or raise under ``np.errstate(all="raise")``).
 
-Division and power stay NumPy's (Python raises ``ZeroDivisionError`` and ``OverflowError``,
-or makes a complex number, where NumPy gives an infinity or a NaN), and so does every
-transcendental function (``math.sin`` is the C library's, not NumPy's own, and may differ).
-Where a Python-float value meets any other op, a guard or an output, the code generator
-gives it back eager's type (``python_float_readers``, ``_codegen``).
+Power stays NumPy's (Python raises ``OverflowError``, or makes a complex number, where NumPy
+gives an infinity or a NaN), and so does every transcendental function (``math.sin`` is the
+C library's, not NumPy's own, and may differ). Where a Python-float value meets another op
+it is passed as it is to a ufunc of float64 operands (``takes_python_floats``: NumPy makes
+the same 0-d float64 array of it) and given back eager's type anywhere else (an operator,
+another function, a guard, an output: ``_codegen``).
 """
 
 from __future__ import annotations
@@ -43,12 +47,14 @@ PYTHON_OPERATORS = {
     "subtract": "{} - {}",
     "multiply": "{} * {}",
     "negative": "-{}",
+    "divide": "{} / {}",
 }
 _CALLS = {
     "add": (np.add, operator.add),
     "subtract": (np.subtract, operator.sub),
     "multiply": (np.multiply, operator.mul),
     "negative": (np.negative, operator.neg),
+    "divide": (np.true_divide, operator.truediv),
 }
 _EXACT_INT = 2**53  # an integer of at most this magnitude is a double exactly
 
@@ -81,6 +87,10 @@ def _eligible(op: Op) -> bool:
         return False
     if len(op.inputs) != ufunc.nin or not _float64_scalar(op.outputs[0]):
         return False
+    if op.primitive.name == "divide":  # (by a constant other than zero only)
+        divisor = op.inputs[1]
+        if not isinstance(divisor, Const) or float_constant(divisor) in (None, 0.0):
+            return False
     return all(
         _float64_scalar(a) if isinstance(a, Var) else float_constant(a) is not None
         for a in op.inputs
