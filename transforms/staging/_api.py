@@ -273,7 +273,8 @@ class Jitted(Generic[P, R]):
             and not is_lazy(leaf)
         ]
         before, externals = environment(self._fun, objects)
-        if any(is_lazy(leaf) for leaf in leaves) or any(map(is_lazy, externals.values())):
+        lazy = any(is_lazy(leaf) for leaf in leaves) or any(map(is_lazy, externals.values()))
+        if lazy:
             arrays.hold()  # Dask's fallback that would compute is an error (released with
             # the trace, the outermost one)
         with new_trace(lambda level: RecordTrace(level, externals)) as trace:
@@ -313,7 +314,7 @@ class Jitted(Generic[P, R]):
         # or rebinds a global does so once, at recording (docs/jit.md, "Side effects").
         env, _ = environment(self._fun, objects)
         program = optimize(Program(tuple(inputs), trace.instructions, tuple(outputs), env))
-        source, run, guards = generate(program, self._name)
+        source, run, guards = generate(program, self._name, lazy)
         spec = Specialisation(program, source, run, out_tree, tuple(guards))
         return spec, out_tree.unflatten(results)
 

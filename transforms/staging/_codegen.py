@@ -10,7 +10,9 @@ interpreter loop.
 
 Buffers: a value's local name is reused by a later op once the value is dead (rebinding the
 name releases the array, as ``x = f(x)`` does in eager code), and a large dead value not
-immediately replaced is deleted at once, so a replay holds no more memory than needed.
+immediately replaced is deleted at once, so a replay holds no more memory than needed. An
+elementwise op whose large operand dies there writes into that operand's buffer where the
+result's bits and layout are eager's (``_inplace``).
 
 Floating-point error state: an op recorded inside derivative code (which runs with NumPy's
 warnings off, ``transforms.core.quiet``) or under the user's ``np.errstate`` runs in that
@@ -31,6 +33,7 @@ from transforms.core import no_scalars
 from transforms.core._quiet import _STATE
 from transforms.reverse._protect import _same_bytes
 
+from ._inplace import reusable
 from ._passes import last_uses
 from ._program import Check, Const, EnvCheck, Op, Operand, Program, Var
 from ._scalar import PYTHON_OPERATORS, float_constant, python_float_ops, takes_python_floats
@@ -103,11 +106,30 @@ class _Writer:
         return text if text is not None else self.bind(value, "p")
 
 
+def numpy_only(program: Program) -> bool:
+    """Whether no constant of ``program`` is an array of another library (a Dask array the
+    function made), whose results would be that library's too."""
+    return all(
+        isinstance(a.value, _PLAIN)
+        for instr in program.instructions
+        if isinstance(instr, Op)
+        for a in instr.inputs
+        if isinstance(a, Const)
+    )
+
+
+_PLAIN = (np.ndarray, np.generic, int, float, complex, bool, str, type(None), tuple)
+
+
 def generate(
-    program: Program, name: str = "replay"
+    program: Program, name: str = "replay", lazy: bool = False
 ) -> tuple[str, Callable[..., tuple[Any, ...]], list[Check | EnvCheck]]:
     """The source of ``program`` as a Python function of its inputs, that function, and
-    its guards in the order of the indices its ``GuardMiss`` carry."""
+    its guards in the order of the indices its ``GuardMiss`` carry. ``lazy``: a Dask array
+    is among its inputs or the arrays it reads by name; then, as when ``program`` makes one
+    (``numpy_only``), its values are not all NumPy's, and neither Python floats
+    (``_scalar``: ``float`` of a Dask array computes it) nor writes into a dying operand
+    (``_inplace``) replace NumPy's calls."""
     w = _Writer()
     slot: dict[int, str] = {v.index: f"a{i}" for i, v in enumerate(program.inputs)}
     guards: list[Check | EnvCheck] = []
@@ -133,7 +155,8 @@ def generate(
             body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
 
     last = last_uses(program)
-    on_floats = python_float_ops(program)
+    plain = not lazy and numpy_only(program)
+    on_floats = python_float_ops(program) if plain else set()
     # values held as Python floats (``_scalar``): an op on them reads them as they are; any
     # other reader, a guard or an output gets ``boxed``, the value in eager's type
     floats = {
@@ -144,6 +167,7 @@ def generate(
     shadows: dict[int, str] = {}  # another value read by a Python-float op: as a float
     boxed: dict[int, str] = {}
     scalar_ok = _ufunc_fed(program, on_floats)
+    reuses = reusable(program, last) if plain else {}
     free: list[str] = []
     fresh = itertools.count()
     prefix = ""
@@ -209,6 +233,15 @@ def generate(
             call = f"{w.bind(compute, 'f')}({', '.join(args)})"
             if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
                 call = f"_no_scalars({call})"
+            reuse = reuses.get(i)
+            if reuse is not None:  # into a dying operand's buffer (``_inplace``)
+                into = slot[reuse.into.index]
+                inplace = f"{w.bind(reuse.ufunc, 'f')}({', '.join(args)}, out={into})"
+                if reuse.check is None:
+                    call = inplace
+                else:
+                    same = f"{into}.strides == {operand(reuse.check, instr)}.strides"
+                    call = f"{inplace} if {same} else {call}"
         read = {a.index: a for a in instr.inputs if isinstance(a, Var)}
         dying = [a for a in read.values() if last.get(a.index) == i]
         free.extend(slot[a.index] for a in dying)  # their names take this op's results
