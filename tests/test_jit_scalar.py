@@ -144,3 +144,22 @@ def test_division_by_a_constant_other_than_zero_is_pythons(x: float) -> None:
     jitted = _same_as_eager(f, np.array(x))
     source = next(iter(jitted._cache.entries.values())).programs[0].source
     assert source.count(" / ") == 6, source
+
+
+def test_results_get_eagers_types_and_a_0d_array_returned_twice_is_one_object() -> None:
+    @quiet
+    def f(x: Any) -> Any:
+        y = tnp.multiply(x, x)  # bind's 0-d array
+        z = x * x  # NumPy's operator: a NumPy scalar (a 0-d array from jit, docs/jit.md)
+        return y, y, z, -z
+
+    jitted = _same_as_eager(f, np.array(1.5))
+    out = jitted(np.array(-0.0))
+    assert all(type(v) is np.ndarray and v.shape == () for v in out)
+    assert out[0] is out[1] and out[2] is not out[3]
+    assert _python_operators(_source(jitted)) == 3
+
+
+def _source(jitted: Any) -> str:
+    (entry,) = jitted._cache.entries.values()
+    return str(entry.programs[0].source)

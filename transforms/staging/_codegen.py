@@ -263,10 +263,13 @@ def generate(
                 body += _release(o, slot, free, prefix)
     if state is not None:
         body += ["    pass", "finally:", "    _state.reset(_token)"]
+    prefix = ""  # (a box made for the results: after the last error-state block)
     results = [
-        f"_array({slot[o.index]})"  # (eager's 0-d array, or its NumPy scalar as one)
-        if isinstance(o, Var) and o.index in floats
-        else _output(w, o, slot)
+        _output(w, o, slot)
+        if not isinstance(o, Var) or o.index not in floats
+        else f"_array({slot[o.index]})"  # (a NumPy scalar: a 0-d array per result, as above)
+        if o.scalar
+        else box(o)  # (eager's 0-d array: one object, however many times it is returned)
         for o in program.outputs
     ]
     body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
