@@ -13,10 +13,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 from jit_util import assert_same_bits
+from random_programs import Program, programs
 
 import transforms as T
 import transforms.numpy as tnp
+from transforms.staging import _inplace
+from transforms.tree_util import tree_leaves
 
 N = 64  # 64 x 64 float64: 32 KiB, the smallest operand worth writing into
 
@@ -129,3 +134,41 @@ def test_a_hessian_writes_in_place(n: int) -> None:
         assert_same_bits(actual, expected) and actual.strides == expected.strides
         assert actual.strides == expected.strides
     assert _source(jitted).count("out=") >= 5
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program=programs(max_nodes=10), seed=st.integers(0, 2**32 - 1))
+def test_random_programs_writing_in_place_at_every_size_equal_eager(
+    program: Program, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random programs (``tests/random_programs.py``) jitted with every eligible op writing
+    into its operand whatever its size (the programs' arrays are small), as they are and
+    under ``grad`` and ``hessian``: each call equals eager to the bit and in layout."""
+    monkeypatch.setattr(_inplace, "MIN_BYTES", 0)
+    note(repr(program))
+    calls = [program.point, program.point, *program.examples[1:]]
+    y = np.asarray(program(*program.point))
+    w = np.random.default_rng(seed).uniform(-1, 1, y.shape)
+    argnums = tuple(range(program.n_inputs))
+
+    def scalarised(*xs: Any) -> Any:
+        return tnp.sum(program(*xs) * w)
+
+    for fun in (
+        lambda *xs: program(*xs),
+        T.grad(scalarised, argnums=argnums),
+        T.hessian(scalarised, argnums=argnums),
+    ):
+        jitted = T.jit(fun)
+        for args in calls:
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                expected, actual = fun(*args), jitted(*args)
+            assert_same_bits(actual, expected)
+            for a, e in zip(tree_leaves(actual), tree_leaves(expected), strict=True):
+                assert np.shape(a) == np.shape(e)
+                compact = isinstance(e, np.ndarray) and (
+                    e.flags.c_contiguous or e.flags.f_contiguous
+                )
+                if compact and e.size > 1:  # (a ufunc's result: compact; a broadcast view
+                    assert a.strides == e.strides  # of a constant is copied, docs/jit.md)

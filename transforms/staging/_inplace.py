@@ -11,7 +11,7 @@ layout) and no other value may see the write, so an op qualifies when:
   and no parameters (by its implementation, or by the
   Python operator ``+``, ``-``, ``*`` or ``/`` on arrays, which calls that ufunc; not ``**``,
   whose operator takes shortcuts such as ``np.square``), of the operand's shape and dtype,
-  with no axis of length one (whose stride NumPy may choose freely);
+  with at least one axis and none of length one (whose stride NumPy may choose freely);
 - the operand is read for the last time here, was made by such an op (a fresh array that
   no other value is a view of: every op that reads it is elementwise, none makes a view) and
   is large enough (``MIN_BYTES``) for the saving to exceed the check;
@@ -113,12 +113,13 @@ def reusable(program: Program, last: dict[int, int]) -> dict[int, Reuse]:
             continue
         ufunc = _ufunc(instr)
         out = instr.outputs[0]
-        if ufunc is None or ufunc.nin != len(instr.inputs) or 1 in out.shape:
+        if ufunc is None or ufunc.nin != len(instr.inputs) or 1 in out.shape or not out.shape:
             continue
         for k, a in enumerate(instr.inputs):
             if not (
                 isinstance(a, Var)
                 and a.index in fresh
+                and not a.scalar
                 and last.get(a.index) == i
                 and a.nbytes >= MIN_BYTES
                 and a.shape == out.shape
