@@ -2,8 +2,9 @@
 
 The pieces: ``_environment`` (guards on what the function reads by name), ``_record`` (the
 recording interpreter and its value guards), ``_program`` (the recorded program),
-``_passes`` (common subexpressions, dead code, liveness), ``_codegen`` (Python source over
-NumPy calls) and ``_cache`` (specialisations per argument signature). This module ties them
+``_passes`` (common subexpressions, dead code, uniform constants, liveness), ``_codegen``
+(Python source over NumPy calls; ``_scalar``: its 0-d ops on Python floats, ``_inplace``:
+its writes into dying operands) and ``_cache`` (specialisations per argument signature). This module ties them
 together: split the arguments, find or record a specialisation, replay it, and fall back to
 eager execution wherever a replay could not be exact.
 """

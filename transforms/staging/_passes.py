@@ -1,4 +1,5 @@
-"""Optimisation passes over a recorded program: common subexpressions, dead code, liveness.
+"""Optimisation passes over a recorded program: common subexpressions, dead code, uniform
+constants, liveness.
 
 Constant folding happens while recording (``_record``: an op whose operands depend on no
 input and no external array, or whose result depends on shapes only, is computed there
