@@ -4,9 +4,9 @@ The pieces: ``_environment`` (guards on what the function reads by name), ``_rec
 recording interpreter and its value guards), ``_program`` (the recorded program),
 ``_passes`` (common subexpressions, dead code, uniform constants, liveness), ``_codegen``
 (Python source over NumPy calls; ``_scalar``: its 0-d ops on Python floats, ``_inplace``:
-its writes into dying operands) and ``_cache`` (specialisations per argument signature). This module ties them
-together: split the arguments, find or record a specialisation, replay it, and fall back to
-eager execution wherever a replay could not be exact.
+its writes into dying operands) and ``_cache`` (specialisations per argument signature).
+This module ties them together: split the arguments, find or record a specialisation,
+replay it, and fall back to eager execution wherever a replay could not be exact.
 """
 
 from __future__ import annotations
