@@ -2,10 +2,11 @@
 
 The pieces: ``_environment`` (guards on what the function reads by name), ``_record`` (the
 recording interpreter and its value guards), ``_program`` (the recorded program),
-``_passes`` (common subexpressions, dead code, liveness), ``_codegen`` (Python source over
-NumPy calls) and ``_cache`` (specialisations per argument signature). This module ties them
-together: split the arguments, find or record a specialisation, replay it, and fall back to
-eager execution wherever a replay could not be exact.
+``_passes`` (common subexpressions, dead code, uniform constants, liveness), ``_codegen``
+(Python source over NumPy calls; ``_scalar``: its 0-d ops on Python floats, ``_inplace``:
+its writes into dying operands) and ``_cache`` (specialisations per argument signature).
+This module ties them together: split the arguments, find or record a specialisation,
+replay it, and fall back to eager execution wherever a replay could not be exact.
 """
 
 from __future__ import annotations
@@ -280,7 +281,8 @@ class Jitted(Generic[P, R]):
             and not is_lazy(leaf)
         ]
         before, externals = environment(self._fun, objects)
-        if any(is_lazy(leaf) for leaf in leaves) or any(map(is_lazy, externals.values())):
+        lazy = any(is_lazy(leaf) for leaf in leaves) or any(map(is_lazy, externals.values()))
+        if lazy:
             arrays.hold()  # Dask's fallback that would compute is an error (released with
             # the trace, the outermost one)
         with new_trace(lambda level: RecordTrace(level, externals, self._max_ops)) as trace:
@@ -320,7 +322,7 @@ class Jitted(Generic[P, R]):
         # or rebinds a global does so once, at recording (docs/jit.md, "Side effects").
         env, _ = environment(self._fun, objects)
         program = optimize(Program(tuple(inputs), trace.instructions, tuple(outputs), env))
-        source, run, guards = generate(program, self._name)
+        source, run, guards = generate(program, self._name, lazy)
         spec = Specialisation(program, source, run, out_tree, tuple(guards))
         return spec, out_tree.unflatten(results)
 

@@ -10,7 +10,9 @@ interpreter loop.
 
 Buffers: a value's local name is reused by a later op once the value is dead (rebinding the
 name releases the array, as ``x = f(x)`` does in eager code), and a large dead value not
-immediately replaced is deleted at once, so a replay holds no more memory than needed.
+immediately replaced is deleted at once, so a replay holds no more memory than needed. An
+elementwise op whose large operand dies there writes into that operand's buffer where the
+result's bits and layout are eager's (``_inplace``).
 
 Floating-point error state: an op recorded inside derivative code (which runs with NumPy's
 warnings off, ``transforms.core.quiet``) or under the user's ``np.errstate`` runs in that
@@ -31,8 +33,10 @@ from transforms.core import no_scalars
 from transforms.core._quiet import _STATE
 from transforms.reverse._protect import _same_bytes
 
+from ._inplace import reusable
 from ._passes import last_uses
-from ._program import Check, EnvCheck, Op, Operand, Program, Var
+from ._program import Check, Const, EnvCheck, Op, Operand, Program, Var
+from ._scalar import PYTHON_OPERATORS, float_constant, python_float_ops, takes_python_floats
 
 __all__ = ["GuardMiss", "generate"]
 
@@ -83,6 +87,8 @@ class _Writer:
             "_cell": _cell,
             "_MISSING": _MISSING,
             "_state": _STATE,
+            "_f64": np.float64,
+            "_array": np.array,
         }
         self.ids: dict[int, str] = {}
         self.lines: list[str] = []
@@ -100,11 +106,30 @@ class _Writer:
         return text if text is not None else self.bind(value, "p")
 
 
+def numpy_only(program: Program) -> bool:
+    """Whether no constant of ``program`` is an array of another library (a Dask array the
+    function made), whose results would be that library's too."""
+    return all(
+        isinstance(a.value, _PLAIN)
+        for instr in program.instructions
+        if isinstance(instr, Op)
+        for a in instr.inputs
+        if isinstance(a, Const)
+    )
+
+
+_PLAIN = (np.ndarray, np.generic, int, float, complex, bool, str, type(None), tuple)
+
+
 def generate(
-    program: Program, name: str = "replay"
+    program: Program, name: str = "replay", lazy: bool = False
 ) -> tuple[str, Callable[..., tuple[Any, ...]], list[Check | EnvCheck]]:
     """The source of ``program`` as a Python function of its inputs, that function, and
-    its guards in the order of the indices its ``GuardMiss`` carry."""
+    its guards in the order of the indices its ``GuardMiss`` carry. ``lazy``: a Dask array
+    is among its inputs or the arrays it reads by name; then, as when ``program`` makes one
+    (``numpy_only``), its values are not all NumPy's, and neither Python floats
+    (``_scalar``: ``float`` of a Dask array computes it) nor writes into a dying operand
+    (``_inplace``) replace NumPy's calls."""
     w = _Writer()
     slot: dict[int, str] = {v.index: f"a{i}" for i, v in enumerate(program.inputs)}
     guards: list[Check | EnvCheck] = []
@@ -130,15 +155,53 @@ def generate(
             body.append(f"if not {_same_bits(w, h, check.expected)}: raise GuardMiss({k}, True)")
 
     last = last_uses(program)
-    scalar_ok = _ufunc_fed(program)
+    plain = not lazy and numpy_only(program)
+    on_floats = python_float_ops(program) if plain else set()
+    # values held as Python floats (``_scalar``): an op on them reads them as they are; any
+    # other reader, a guard or an output gets ``boxed``, the value in eager's type
+    floats = {
+        instr.outputs[0].index
+        for i, instr in enumerate(program.instructions)
+        if i in on_floats and isinstance(instr, Op)
+    }
+    shadows: dict[int, str] = {}  # another value read by a Python-float op: as a float
+    boxed: dict[int, str] = {}
+    scalar_ok = _ufunc_fed(program, on_floats)
+    reuses = reusable(program, last) if plain else {}
     free: list[str] = []
     fresh = itertools.count()
+    prefix = ""
 
-    def operand(a: Operand) -> str:
+    def box(a: Var) -> str:
+        """``a`` (a Python float) as eager's NumPy scalar or 0-d array, made once."""
+        name = boxed.get(a.index)
+        if name is None:
+            name = boxed[a.index] = f"bx{len(boxed)}"
+            body.append(f"{prefix}{name} = {'_f64' if a.scalar else '_array'}({slot[a.index]})")
+        return name
+
+    def operand(a: Operand, reader: Op | Check | None = None) -> str:
         if isinstance(a, Var):
+            if a.index in floats and not (reader is not None and takes_python_floats(reader)):
+                return box(a)
             return slot[a.index]
         text = _literal(a.value)
         return text if text is not None else w.bind(a.value, "c")
+
+    def float_operand(a: Operand) -> str:
+        """``a`` as a Python float, for an op computed on Python floats."""
+        if isinstance(a, Var):
+            if a.index in floats:
+                return slot[a.index]
+            name = shadows.get(a.index)
+            if name is None:
+                name = shadows[a.index] = f"sh{len(shadows)}"
+                body.append(f"{prefix}{name} = float({slot[a.index]})")
+            return name
+        assert isinstance(a, Const)
+        value = float_constant(a)
+        text = _literal(value)
+        return f"({text})" if text is not None else w.bind(value, "c")
 
     indent = "    "
     state: object | None = None
@@ -154,17 +217,31 @@ def generate(
             state = errstate
         prefix = indent[4:]
         if isinstance(instr, Check):
-            body.append(prefix + _check_line(w, instr, slot[instr.var.index], len(guards)))
+            body.append(prefix + _check_line(w, instr, operand(instr.var), len(guards)))
             guards.append(instr)
             if last.get(instr.var.index) == i:
                 body += _release(instr.var, slot, free, prefix)
             continue
-        args = [operand(a) for a in instr.inputs]
-        args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
-        compute = instr.primitive.impl if instr.call is None else instr.call
-        call = f"{w.bind(compute, 'f')}({', '.join(args)})"
-        if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
-            call = f"_no_scalars({call})"
+        if i in on_floats:
+            call = PYTHON_OPERATORS[instr.primitive.name].format(
+                *(float_operand(a) for a in instr.inputs)
+            )
+        else:
+            args = [operand(a, instr) for a in instr.inputs]
+            args += [f"{k}={w.param(v)}" for k, v in instr.params.items()]
+            compute = instr.primitive.impl if instr.call is None else instr.call
+            call = f"{w.bind(compute, 'f')}({', '.join(args)})"
+            if instr.wrap and not all(o.index in scalar_ok for o in instr.outputs):
+                call = f"_no_scalars({call})"
+            reuse = reuses.get(i)
+            if reuse is not None:  # into a dying operand's buffer (``_inplace``)
+                into = slot[reuse.into.index]
+                inplace = f"{w.bind(reuse.ufunc, 'f')}({', '.join(args)}, out={into})"
+                if reuse.check is None:
+                    call = inplace
+                else:
+                    same = f"{into}.strides == {operand(reuse.check, instr)}.strides"
+                    call = f"{inplace} if {same} else {call}"
         read = {a.index: a for a in instr.inputs if isinstance(a, Var)}
         dying = [a for a in read.values() if last.get(a.index) == i]
         free.extend(slot[a.index] for a in dying)  # their names take this op's results
@@ -186,7 +263,15 @@ def generate(
                 body += _release(o, slot, free, prefix)
     if state is not None:
         body += ["    pass", "finally:", "    _state.reset(_token)"]
-    results = [_output(w, o, slot) for o in program.outputs]
+    prefix = ""  # (a box made for the results: after the last error-state block)
+    results = [
+        _output(w, o, slot)
+        if not isinstance(o, Var) or o.index not in floats
+        else f"_array({slot[o.index]})"  # (a NumPy scalar: a 0-d array per result, as above)
+        if o.scalar
+        else box(o)  # (eager's 0-d array: one object, however many times it is returned)
+        for o in program.outputs
+    ]
     body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     params = ", ".join(f"a{i}" for i in range(len(program.inputs)))
     fname = f"{_identifier(name)}_{next(_counter)}"
@@ -209,19 +294,22 @@ def _same_bits(w: _Writer, name: str, snapshot: np.ndarray[Any, Any]) -> str:
     return f"({name}.shape == {shape} and {name}.dtype == {dtype} and {name}.tobytes() == {data})"
 
 
-def _ufunc_fed(program: Program) -> set[int]:
+def _ufunc_fed(program: Program, on_floats: set[int]) -> set[int]:
     """The values read only by NumPy ufuncs: a ufunc treats a NumPy scalar exactly as the
     0-d array ``bind`` would make of it (the same loop, and under NEP 50 the same strong
     dtype), so such a value may stay the scalar its ufunc returned, which saves a call per
-    op on 0-d programs. Outputs, guards and operators (``Op.call``: NumPy's scalar arithmetic
-    is not its ufunc loop) get the value eager code gets."""
+    op on 0-d programs. So may one read by ops computed on Python floats (``on_floats``,
+    positions), which take its ``float``. Outputs, guards and operators (``Op.call``:
+    NumPy's scalar arithmetic is not its ufunc loop) get the value eager code gets."""
     fed: set[int] = set()
     other: set[int] = {o.index for o in program.outputs if isinstance(o, Var)}
-    for instr in program.instructions:
+    for i, instr in enumerate(program.instructions):
         if isinstance(instr, Check):
             other.add(instr.var.index)
             continue
-        ufunc = instr.call is None and isinstance(instr.primitive.impl, np.ufunc)
+        ufunc = i in on_floats or (
+            instr.call is None and isinstance(instr.primitive.impl, np.ufunc)
+        )
         for a in instr.inputs:
             if isinstance(a, Var):
                 (fed if ufunc else other).add(a.index)

@@ -1,4 +1,5 @@
-"""Optimisation passes over a recorded program: common subexpressions, dead code, liveness.
+"""Optimisation passes over a recorded program: common subexpressions, dead code, uniform
+constants, liveness.
 
 Constant folding happens while recording (``_record``: an op whose operands depend on no
 input and no external array, or whose result depends on shapes only, is computed there
@@ -6,7 +7,8 @@ and becomes a constant). Here:
 
 - ``eliminate_common``: an op applying the same primitive in the same way (the same
   ``Op.call``, an operator or the implementation, and the same 0-d wrap: NumPy's scalar
-  arithmetic is not its ufunc loop) with the same parameters to the same operands (either
+  arithmetic is not its ufunc loop) with the same parameters to the same operands (a scalar
+  constant identified by its type and bits, another by its identity; either
   order for a ``commutative`` one on real numbers, exact to the bit) as an earlier op reuses
   that op's results, if it ran in the same floating-point error state or
   with warnings off (derivative code: it could not warn, so nothing observable is lost).
@@ -18,6 +20,14 @@ and becomes a constant). Here:
   skips it so), when the product has the array's shape and dtype, is an array (not a NumPy
   scalar), and, if it is a result, the array is a ufunc's or operator's own and no other
   result (a result is a fresh array of its own, as eager's);
+- ``uniform_constants``: an elementwise ``add``, ``subtract``, ``multiply`` or ``divide`` of
+  an array and a constant array holding one value throughout (a seed's broadcast ``2``),
+  with at most one axis longer than one, whose result has the array's shape, reads the
+  constant as a 0-d array of its dtype instead: each element meets the same number in the
+  same IEEE operation (the same bits), NumPy 2 promotes a 0-d array as it does an array
+  (NEP 50), and the result's memory order is the array's either way (NumPy's iterator
+  orders axes by operands' strides, and a broadcast operand's zero strides take no part);
+  the op runs as one loop over the array rather than a loop per row of a broadcast;
 - ``eliminate_dead``: ops none of whose results reaches an output or a guard are dropped
   (as JAX does: an op whose result is unused and that would raise is not run);
 - ``last_uses``: where each value is read for the last time, so the code generator releases
@@ -27,6 +37,8 @@ and becomes a constant). Here:
 from __future__ import annotations
 
 import dataclasses
+import operator
+import struct
 from typing import Any
 
 import numpy as np
@@ -35,7 +47,14 @@ from transforms.core._quiet import _QUIET
 
 from ._program import Check, Const, Op, Operand, Program, Var
 
-__all__ = ["eliminate_common", "eliminate_dead", "eliminate_ones", "last_uses", "optimize"]
+__all__ = [
+    "eliminate_common",
+    "eliminate_dead",
+    "eliminate_ones",
+    "last_uses",
+    "optimize",
+    "uniform_constants",
+]
 
 
 def _param_key(value: Any) -> Any:
@@ -50,8 +69,20 @@ def _param_key(value: Any) -> Any:
     return (type(value), value)
 
 
-def _operand_key(operand: Operand) -> tuple[str, int]:
-    return ("v", operand.index) if isinstance(operand, Var) else ("c", id(operand.value))
+def _operand_key(operand: Operand) -> tuple[Any, ...]:
+    """What identifies an operand: a value by its number, an immutable scalar constant by
+    its type and bits (two ``np.float64(-0.5)`` seeds made by two rules are one operand;
+    ``0.0`` and ``-0.0`` are two), any other constant by its identity."""
+    if isinstance(operand, Var):
+        return ("v", operand.index)
+    v = operand.value
+    if type(v) is float:
+        return ("f", struct.pack("<d", v))
+    if type(v) in (int, bool):
+        return ("i", type(v).__name__, v)
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+        return ("g", v.dtype.str, v.tobytes())
+    return ("c", id(v))
 
 
 def _complex(operands: tuple[Operand, ...]) -> bool:
@@ -163,6 +194,61 @@ def eliminate_ones(program: Program) -> Program:
     return Program(program.inputs, kept, outputs, program.env)
 
 
+_ELEMENTWISE = {
+    "add": (np.add, operator.add),
+    "subtract": (np.subtract, operator.sub),
+    "multiply": (np.multiply, operator.mul),
+    "divide": (np.true_divide, operator.truediv),
+}
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _uniform(operand: Operand) -> np.ndarray[Any, Any] | None:
+    """The one value of a constant array that holds it throughout (to the bit), as a
+    read-only 0-d array, if the array has at most one axis longer than one."""
+    if not isinstance(operand, Const) or operand.kind == "external":
+        return None
+    v = operand.value
+    if type(v) is not np.ndarray or v.ndim == 0 or v.size == 0 or v.dtype.kind not in "fiu":
+        return None
+    bits = _UNSIGNED.get(v.dtype.itemsize)
+    if bits is None or sum(n > 1 for n in v.shape) > 1:
+        return None
+    flat = np.ascontiguousarray(v).reshape(-1).view(bits)
+    if not bool(np.all(flat == flat[0])):
+        return None
+    value = flat[:1].view(v.dtype).reshape(()).copy()
+    value.flags.writeable = False
+    return value
+
+
+def uniform_constants(program: Program) -> Program:
+    """``program`` with each uniform constant operand of an elementwise arithmetic op read
+    as a 0-d array (see the module docstring for when that is exact)."""
+    kept: list[Op | Check] = []
+    for instr in program.instructions:
+        calls = _ELEMENTWISE.get(instr.primitive.name) if isinstance(instr, Op) else None
+        if (
+            isinstance(instr, Op)
+            and calls is not None
+            and (
+                instr.call is calls[1] or (instr.call is None and instr.primitive.impl is calls[0])
+            )
+            and len(instr.inputs) == 2
+            and not instr.params
+            and not instr.wrap
+        ):
+            out = instr.outputs[0].shape
+            inputs = list(instr.inputs)
+            for k, (a, other) in enumerate(((inputs[0], inputs[1]), (inputs[1], inputs[0]))):
+                value = _uniform(a)
+                if value is not None and isinstance(other, Var) and other.shape == out:
+                    inputs[k] = Const(value, "literal")
+            instr = dataclasses.replace(instr, inputs=tuple(inputs))
+        kept.append(instr)
+    return Program(program.inputs, kept, program.outputs, program.env)
+
+
 def eliminate_dead(program: Program) -> Program:
     """``program`` without the ops whose results reach no output and no guard."""
     live = {o.index for o in program.outputs if isinstance(o, Var)}
@@ -200,9 +286,9 @@ def last_uses(program: Program) -> dict[int, int]:
 
 
 def optimize(program: Program) -> Program:
-    """The passes in order: products by one, then common subexpressions (both make more
-    code dead)."""
-    return eliminate_dead(eliminate_common(eliminate_ones(program)))
+    """The passes in order: uniform constants (which may make a product one by a 0-d one),
+    products by one, then common subexpressions (both make more code dead)."""
+    return eliminate_dead(eliminate_common(eliminate_ones(uniform_constants(program))))
 
 
 def count_ops(program: Program) -> int:
