@@ -7,6 +7,7 @@ and finite, and the naive program must now give the same numbers. The second fam
 separable sums at a singular point, whose Hessian is diagonal: every pairing of modes must
 put exact zeros off the diagonal. The third pins what must stay NaN: a zero that is a value
 (``2 * sqrt(x)`` at 0), not structure, where a NaN-safe zero would be a wrong derivative.
+Under a user's ``vmap`` each example's derivative must equal the unbatched one.
 """
 
 from __future__ import annotations

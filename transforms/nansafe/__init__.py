@@ -17,6 +17,14 @@ hand back (``has_nan``). Only a derivative with a NaN is computed again (``again
 seeds tagged by the structural interpreter; its NaNs that came from structural zeros become
 the exact values, the others stay (``merged``). A derivative rule the interpreter cannot
 follow leaves the first answer as it was.
+
+Batched values are followed one example at a time: which elements are live differs from
+example to example, which one mask cannot say. A Jacobian computes each of its rows that
+holds a NaN again alone (``rows_again``). A derivative under a user's ``vmap`` (per-example
+gradients) leaves its NaN and counts itself (``defer``); the ``vmap``, seeing the count move
+while its function ran, computes each example whose outputs hold a NaN again alone,
+unbatched, and merges it in (``examples_again``). Without a NaN that is two reads of the
+count per ``vmap`` call.
 """
 
 from __future__ import annotations
