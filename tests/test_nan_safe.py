@@ -322,3 +322,17 @@ def test_a_nan_in_a_primal_output_is_left_alone_and_nothing_is_run_again() -> No
     np.testing.assert_array_equal(logs, np.log(xs))  # (NaN where the log of -1 is)
     np.testing.assert_array_equal(grads, 2 * xs)
     assert len(calls) == 1  # no derivative met a NaN: the batch ran once
+
+
+def test_where_examples_are_not_run_again_a_nan_stays_and_no_number_is_wrong() -> None:
+    """Under a ``T.jit`` recording, and with arguments traced by an outer transform, the
+    examples are not run again: IEEE's NaN may stay, every other element is exact."""
+    d = T.grad(_overflowing)
+    exact = np.stack([d(x) for x in _EXAMPLES])
+    recorded = T.jit(T.vmap(d))(_EXAMPLES)
+    number = ~np.isnan(recorded)
+    np.testing.assert_array_equal(recorded[number], exact[number])
+    _, traced = T.jvp(lambda s: T.vmap(d)(s * _EXAMPLES), (1.0,), (1.0,))  # d/ds at s = 1:
+    direct = np.stack([T.jvp(lambda s, x=x: d(s * x), (1.0,), (1.0,))[1] for x in _EXAMPLES])
+    number = ~np.isnan(traced)  # (the Hessian's diagonal times x)
+    np.testing.assert_array_equal(traced[number], direct[number])
