@@ -7,6 +7,7 @@ and finite, and the naive program must now give the same numbers. The second fam
 separable sums at a singular point, whose Hessian is diagonal: every pairing of modes must
 put exact zeros off the diagonal. The third pins what must stay NaN: a zero that is a value
 (``2 * sqrt(x)`` at 0), not structure, where a NaN-safe zero would be a wrong derivative.
+Under a user's ``vmap`` each example's derivative must equal the unbatched one.
 """
 
 from __future__ import annotations
@@ -217,3 +218,121 @@ def test_naive_programs_equal_their_double_where_rewriting(
     expected = transform(rewritten)(x)
     assert np.isfinite(expected).all()
     np.testing.assert_allclose(transform(naive)(x), expected, rtol=1e-13, atol=0)
+
+
+# ---- under a user's vmap: per-example derivatives are NaN-safe as without it ----------------
+
+#: per-example derivatives of a function of a vector: (name, the derivative of ``f`` at ``x``)
+PER_EXAMPLE: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+    "grad": T.grad,
+    "jacfwd": T.jacfwd,
+    "jacrev": T.jacrev,
+    "vjp": lambda f: lambda x: T.vjp(f, x)[1](np.ones(()))[0],
+    "jvp": lambda f: lambda x: T.jvp(f, (x,), (np.array([1.0, -1.0]),))[1],
+    **HESSIANS,
+}
+
+#: examples of ``_overflowing``: each has a point below 1 (the overflowing branch untaken)
+_EXAMPLES = np.array([[0.5, 0.25], [0.1, 0.75], [-0.5, 0.0]])
+
+
+@pytest.mark.parametrize("mode", PER_EXAMPLE)
+def test_per_example_derivatives_under_vmap_equal_the_unbatched_ones(mode: str) -> None:
+    d = PER_EXAMPLE[mode](_overflowing)
+    expected = np.stack([d(x) for x in _EXAMPLES])
+    assert np.isfinite(expected).all()
+    np.testing.assert_array_equal(T.vmap(d)(_EXAMPLES), expected)
+
+
+@pytest.mark.parametrize("mode", ["grad", "hessian", "jacrev"])
+def test_vmap_of_vmap_in_axes_and_out_axes(mode: str) -> None:
+    d = PER_EXAMPLE[mode](_overflowing)
+    xs = np.stack([_EXAMPLES, _EXAMPLES[::-1] * 0.5])  # (2, 3, 2): two batches of three
+    expected = np.stack([[d(x) for x in batch] for batch in xs])
+    np.testing.assert_array_equal(T.vmap(T.vmap(d))(xs), expected)
+    np.testing.assert_array_equal(T.vmap(d, in_axes=1)(_EXAMPLES.T), expected[0])
+    np.testing.assert_array_equal(
+        T.vmap(d, out_axes=-1)(_EXAMPLES), np.moveaxis(expected[0], 0, -1)
+    )
+
+
+def test_a_pytree_argument_with_an_unbatched_part() -> None:
+    def f(p: dict[str, Any], scale: Any) -> Any:
+        x, w = p["x"], p["w"]
+        return scale * tnp.sum(tnp.where(x < 1, w * x**2, tnp.exp(2000 * x)))
+
+    params = {"x": _EXAMPLES, "w": np.array([2.0, 3.0])}
+    got = T.vmap(T.grad(f), in_axes=({"x": 0, "w": None}, None))(params, 0.5)
+    for i, x in enumerate(_EXAMPLES):
+        one = T.grad(f)({"x": x, "w": params["w"]}, 0.5)
+        np.testing.assert_array_equal(got["x"][i], one["x"])
+        np.testing.assert_array_equal(got["w"][i], one["w"])
+    np.testing.assert_array_equal(got["x"][0], [1.0, 0.75])  # 0.5 * 2 w x
+
+
+def test_a_vmap_over_seeds_is_a_jacobian_built_by_hand() -> None:
+    x = np.array([0.5, 0.25])
+    elementwise = lambda x: tnp.where(x < 1, x**2, tnp.exp(2000 * x))
+    (rows,) = T.vmap(T.vjp(elementwise, x)[1])(np.eye(2))
+    np.testing.assert_array_equal(rows, np.diag([1.0, 0.5]))
+    at_zero = np.array([0.0, 1.0])  # sqrt's infinite derivative meets the seeds' zeros
+    columns = T.vmap(lambda v: T.jvp(lambda x: tnp.sum(tnp.sqrt(x)), (at_zero,), (v,))[1])
+    got = columns(np.eye(2))
+    assert np.isinf(got[0]) and got[1] == 0.5
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    bad=st.sampled_from(_BAD),
+    mode=st.sampled_from(["grad", "hessian", "jacfwd", "jacrev(jacfwd)"]),
+    data=st.data(),
+)
+def test_naive_programs_under_vmap_equal_their_double_where_rewriting(
+    bad: tuple[str, Callable[[Any], Any], st.SearchStrategy[float]],
+    mode: str,
+    data: st.DataObject,
+) -> None:
+    _, branch, untaken = bad
+    point = st.one_of(untaken, st.floats(0.55, 1.4))
+    rows = data.draw(st.lists(st.lists(point, min_size=2, max_size=2), min_size=1, max_size=3))
+    xs = np.array(rows)
+    naive, rewritten = _programs(branch)
+    transform = {**HESSIANS, "grad": T.grad, "jacfwd": T.jacfwd}[mode]
+    expected = T.vmap(transform(rewritten))(xs)
+    assert np.isfinite(expected).all()
+    np.testing.assert_allclose(T.vmap(transform(naive))(xs), expected, rtol=1e-13, atol=0)
+
+
+def test_a_computed_zero_under_vmap_stays_nan() -> None:
+    g = T.vmap(T.grad(lambda x: tnp.sqrt(x) ** 2))(np.array([0.0, 4.0]))
+    assert np.isnan(g[0]) and g[1] == 1.0
+    H = T.vmap(T.hessian(lambda x: tnp.sum(tnp.sqrt(x) ** 2)))(np.array([[0.0, 1.0]]))
+    assert np.isnan(H[0, 0, 0]) and H[0, 1, 1] == 0.0
+
+
+def test_a_nan_in_a_primal_output_is_left_alone_and_nothing_is_run_again() -> None:
+    calls = []
+
+    def f(x: Any) -> Any:
+        calls.append(x)
+        return tnp.log(x), T.grad(lambda x: tnp.sum(x**2))(x)
+
+    xs = np.array([[-1.0, 1.0], [2.0, 3.0]])
+    logs, grads = T.vmap(f)(xs)
+    np.testing.assert_array_equal(logs, np.log(xs))  # (NaN where the log of -1 is)
+    np.testing.assert_array_equal(grads, 2 * xs)
+    assert len(calls) == 1  # no derivative met a NaN: the batch ran once
+
+
+def test_where_examples_are_not_run_again_a_nan_stays_and_no_number_is_wrong() -> None:
+    """Under a ``T.jit`` recording, and with arguments traced by an outer transform, the
+    examples are not run again: IEEE's NaN may stay, every other element is exact."""
+    d = T.grad(_overflowing)
+    exact = np.stack([d(x) for x in _EXAMPLES])
+    recorded = T.jit(T.vmap(d))(_EXAMPLES)
+    number = ~np.isnan(recorded)
+    np.testing.assert_array_equal(recorded[number], exact[number])
+    _, traced = T.jvp(lambda s: T.vmap(d)(s * _EXAMPLES), (1.0,), (1.0,))  # d/ds at s = 1:
+    direct = np.stack([T.jvp(lambda s, x=x: d(s * x), (1.0,), (1.0,))[1] for x in _EXAMPLES])
+    number = ~np.isnan(traced)  # (the Hessian's diagonal times x)
+    np.testing.assert_array_equal(traced[number], direct[number])

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from transforms import nansafe
+from transforms.batching import BatchTracer
 from transforms.core import Trace, Tracer, arrays, current_traces, new_trace
 from transforms.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from transforms.forward import JVPTrace, JVPTracer
@@ -97,16 +98,27 @@ def jvp_flat(
     tree_out, primals_out, tangents_out, aux = _push(
         fun, flat_p, tree_p, flat_t, has_aux, transform
     )
-    if _plain(flat_t) and has_nan(tangents_out):  # a structural zero times an infinite
-        # partial? (``nansafe``; a traced tangent's structural zeros are not known)
-        repaired = nansafe.again(
-            lambda tagged: _push(fun, flat_p, tree_p, tagged, has_aux, transform)[2], flat_t
-        )
-        if repaired is not None:
-            tangents_out = [
-                nansafe.merged(t, r) for t, r in zip(tangents_out, repaired, strict=True)
-            ]
+    if _plain(flat_t):
+        if has_nan(tangents_out):  # a structural zero times an infinite partial? (``nansafe``)
+            repaired = nansafe.again(
+                lambda tagged: _push(fun, flat_p, tree_p, tagged, has_aux, transform)[2], flat_t
+            )
+            if repaired is not None:
+                tangents_out = [
+                    nansafe.merged(t, r) for t, r in zip(tangents_out, repaired, strict=True)
+                ]
+    elif not checked and _batched(flat_t) and has_nan(tangents_out):
+        nansafe.defer()  # (a traced tangent's structural zeros are not known: a user's vmap
+        # over the tangents follows them one example at a time)
     return tree_out.unflatten(primals_out), tree_out.unflatten(tangents_out), aux
+
+
+def _batched(seeds: Sequence[Any]) -> bool:
+    """A seed is batched by a ``vmap`` (a user's: the Jacobians' bases do not come here)."""
+    for s in seeds:
+        if type(s) is BatchTracer:
+            return True
+    return False
 
 
 def _plain(seeds: Sequence[Any]) -> bool:
@@ -226,7 +238,10 @@ class FlatPullback:
                     f"{shape}; pass a cotangent of the output's shape"
                 )
             seeds.append(_as_cotangent(c, dtype, i))
-        return self.pull_checked(seeds)
+        flat = self.pull_flat(seeds)
+        if _batched(seeds) and has_nan(flat):  # (a user's vmap over the cotangents: it
+            nansafe.defer()  # follows them one example at a time, ``nansafe``)
+        return self._in_tree.unflatten(flat)
 
     def pull_checked(self, flat_ct: Sequence[Any]) -> Any:
         """The input cotangents, as the inputs' tree, of flat output cotangents that have the

@@ -3,6 +3,11 @@
 The function runs once, on ``BatchTracer`` inputs whose shapes omit the batch axis; every
 primitive applies its batching rule. ``in_axes``/``out_axes`` follow JAX: an int, ``None``
 (not batched), or a tree prefix of the arguments/outputs.
+
+A derivative taken inside a user's ``vmap`` is NaN-safe as without it (``nansafe``): one
+whose NaN its structural pass cannot follow, because its values are batched, counts itself
+(``nansafe.defer``), and the ``vmap`` then computes each example whose outputs hold a NaN
+again alone, unbatched, and merges it in. The common path pays two reads of that count.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from transforms import nansafe
 from transforms.batching import BatchTrace, BatchTracer
-from transforms.core import Tracer, arrays, new_trace
+from transforms.core import Tracer, arrays, current_traces, new_trace
 from transforms.core.tree_util import tree_flatten
 from transforms.numpy import broadcast_to, moveaxis
 from transforms.numpy._define import shape_of
@@ -136,7 +142,7 @@ def vmap(
 
     @functools.wraps(fun)
     def vmapped(*args: P.args, **kwargs: P.kwargs) -> R:
-        return vmap_call(fun, in_axes, out_axes, axis_size, args, kwargs)
+        return vmap_call(fun, in_axes, out_axes, axis_size, args, kwargs, nan_safe=True)
 
     return vmapped
 
@@ -148,9 +154,11 @@ def vmap_call(
     axis_size: int | None,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    nan_safe: bool = False,
 ) -> R:
     """One call of ``vmap(fun, in_axes, out_axes, axis_size)`` (the Jacobians call it
-    directly: no wrapper function to build per call)."""
+    directly: no wrapper function to build per call, and their rows' NaNs are theirs to
+    follow, ``nansafe.rows_again``; a user's ``vmap`` follows its examples', ``nan_safe``)."""
     prefix = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
     if isinstance(prefix, tuple) and len(prefix) != len(args):
         raise ValueError(
@@ -172,6 +180,7 @@ def vmap_call(
             for x, a in zip(leaves, axes, strict=True)
         ]
     size = _batch_size(leaves, axes, axis_size)
+    deferred = nansafe.deferred
     with new_trace(lambda level: BatchTrace(level, size)) as trace:
         tracers = [
             x if a is None else BatchTracer(trace, x, a) for x, a in zip(leaves, axes, strict=True)
@@ -186,7 +195,29 @@ def vmap_call(
         results = [
             _unbatch(o, trace, a, size) for o, a in zip(out_leaves, out_axes_flat, strict=True)
         ]
+    if nan_safe and nansafe.deferred != deferred and _examples_alone(leaves, axes):
+        results = nansafe.examples_again(
+            results,
+            out_axes_flat,
+            lambda i: tree_flatten(fun(*tree.unflatten(_example(leaves, axes, i)), **kwargs))[0],
+        )
     return out_tree.unflatten(results)
+
+
+def _examples_alone(leaves: list[Any], axes: list[int | None]) -> bool:
+    """Whether the examples can be run one by one: no argument is traced by an outer
+    transform (its examples are its to follow, or to keep IEEE's NaN) or a lazy array (a
+    look would compute it), and no ``T.jit`` is recording (a derivative it records keeps
+    IEEE's NaN, as without ``vmap``)."""
+    for x, a in zip(leaves, axes, strict=True):
+        if isinstance(x, Tracer) or (a is not None and type(x) is not np.ndarray):
+            return False
+    return not any(t.stages for t in current_traces())
+
+
+def _example(leaves: list[Any], axes: list[int | None], i: int) -> list[Any]:
+    """Example ``i`` of the argument leaves: the batched ones' slices, the others whole."""
+    return [x if a is None else np.take(x, i, axis=a) for x, a in zip(leaves, axes, strict=True)]
 
 
 def vmap_leaves(fun: Callable[..., list[Any]], leaves: Sequence[np.ndarray]) -> list[Any]:

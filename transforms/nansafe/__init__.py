@@ -17,6 +17,14 @@ hand back (``has_nan``). Only a derivative with a NaN is computed again (``again
 seeds tagged by the structural interpreter; its NaNs that came from structural zeros become
 the exact values, the others stay (``merged``). A derivative rule the interpreter cannot
 follow leaves the first answer as it was.
+
+Batched values are followed one example at a time: which elements are live differs from
+example to example, which one mask cannot say. A Jacobian computes each of its rows that
+holds a NaN again alone (``rows_again``). A derivative under a user's ``vmap`` (per-example
+gradients) leaves its NaN and counts itself (``defer``); the ``vmap``, seeing the count move
+while its function ran, computes each example whose outputs hold a NaN again alone,
+unbatched, and merges it in (``examples_again``). Without a NaN that is two reads of the
+count per ``vmap`` call.
 """
 
 from __future__ import annotations
@@ -29,9 +37,20 @@ import numpy as np
 import transforms.numpy as tnp
 from transforms.core import Tracer, concrete, current_traces, new_trace, quiet
 
-from ._trace import StructuralTrace, Untaggable
+from ._trace import BatchedOperand, StructuralTrace, Untaggable
 
-__all__ = ["again", "has_nan", "merged", "rows_again"]
+__all__ = ["again", "defer", "deferred", "examples_again", "has_nan", "merged", "rows_again"]
+
+#: How many derivatives held a NaN left as it was because their values were batched by an
+#: enclosing ``vmap`` (``defer``). A user's ``vmap`` reads it before and after running its
+#: function, and only if it moved looks at its outputs (``examples_again``).
+deferred = 0
+
+
+def defer() -> None:
+    """Count a derivative whose NaNs are left to the enclosing ``vmap`` (``deferred``)."""
+    global deferred
+    deferred += 1
 
 
 _SHORT = 4096  # (OpenBLAS runs a dot of up to 10,000 elements on one thread)
@@ -76,6 +95,9 @@ def again(run: Callable[[list[Any]], Sequence[Any]], seeds: Sequence[Any]) -> li
     with new_trace(StructuralTrace) as trace:
         try:
             out = run([trace.tag(s) for s in seeds])
+        except BatchedOperand:  # (per-example masks: the enclosing vmap follows one example)
+            defer()
+            return None
         except Untaggable:
             return None
         return [trace.untag(o) for o in out]
@@ -104,7 +126,8 @@ def rows_again(leaves: list[Any], start: int, row: Callable[[int], Sequence[Any]
         return leaves
     values = [concrete(leaf) for leaf in leaves]
     if any(np.shape(v) != np.shape(leaf) for v, leaf in zip(values, leaves, strict=True)):
-        return leaves  # (rows batched by an outer vmap: not followed)
+        defer()  # (rows batched by an outer vmap: it follows them one example at a time)
+        return leaves
     n = np.shape(values[0])[0]
     fixed = {r: row(start + r) for r in range(n) if has_nan([v[r] for v in values])}
     out = []
@@ -116,4 +139,33 @@ def rows_again(leaves: list[Any], start: int, row: Callable[[int], Sequence[Any]
         elif fixed:
             leaf = tnp.stack([fixed[r][i] if r in fixed else leaf[r] for r in range(n)])
         out.append(leaf)
+    return out
+
+
+def examples_again(
+    results: list[Any], axes: Sequence[int | None], example: Callable[[int], Sequence[Any]]
+) -> list[Any]:
+    """The outputs of a user's ``vmap`` (``results``, one per leaf, the batch on ``axes``;
+    ``None``: not batched) with each example whose outputs hold a NaN computed again alone
+    by ``example(i)`` (unbatched: its derivatives are then NaN-safe) and merged into them.
+    Outputs traced by an outer transform are left as they are (as by ``rows_again``)."""
+    batched = {
+        k: (r, a) for k, (r, a) in enumerate(zip(results, axes, strict=True)) if a is not None
+    }
+    if any(type(r) is not np.ndarray for r, _ in batched.values()):
+        return results
+    copies = {  # the float outputs, the batch axis first (a copy, to write the examples in)
+        k: np.moveaxis(r, a, 0).copy() for k, (r, a) in batched.items() if r.dtype.kind in "fc"
+    }
+    nan = [np.isnan(v).any(axis=tuple(range(1, v.ndim))) for v in copies.values()]
+    examples = np.flatnonzero(np.logical_or.reduce(nan)) if nan else ()
+    if not len(examples):
+        return results
+    for i in examples:
+        new = example(int(i))
+        for k, v in copies.items():
+            v[i] = merged(v[i], new[k])
+    out = list(results)
+    for k, v in copies.items():
+        out[k] = np.moveaxis(v, 0, batched[k][1])
     return out

@@ -30,11 +30,17 @@ import numpy as np
 import transforms.numpy as tnp
 from transforms.core import Primitive, Trace, Tracer, concrete
 
-__all__ = ["StructuralTrace", "StructuralTracer", "Untaggable"]
+__all__ = ["BatchedOperand", "StructuralTrace", "StructuralTracer", "Untaggable"]
 
 
 class Untaggable(Exception):
     """A derivative's rule applied a primitive the structural interpreter has no rule for."""
+
+
+class BatchedOperand(Untaggable):
+    """A derivative's rule met a value batched by an enclosing ``vmap``: its live elements
+    differ from example to example, which one mask cannot say (``vmap`` follows them one
+    example at a time instead: ``nansafe.defer``)."""
 
 
 class StructuralTracer(Tracer):
@@ -82,7 +88,7 @@ class StructuralTrace(Trace[StructuralTracer]):
         tagged = [type(a) is StructuralTracer and a._trace is self for a in args]
         for a, t in zip(args, tagged, strict=True):
             if not t and isinstance(a, Tracer) and np.shape(concrete(a)) != a.shape:
-                raise Untaggable("a batched operand")  # (vmap: its masks would be per example)
+                raise BatchedOperand(primitive.name)
         values = [a.value if t else a for a, t in zip(args, tagged, strict=True)]  # type: ignore[attr-defined]
         out, live = rule(primitive, args, values, tagged, params)
         return StructuralTracer(self, out, live)  # (all dead, too: products with it are 0)
