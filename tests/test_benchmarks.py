@@ -25,6 +25,13 @@ def _ratio(cell: str) -> float:
     return float(match.group(1).replace(",", ""))
 
 
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """A benchmark script run from the repository root, its output captured."""
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 def _tables(text: str) -> list[list[list[str]]]:
     """Each markdown table in ``text`` as rows of cells, the header first, no separator."""
     tables: list[list[list[str]]] = []
@@ -39,14 +46,7 @@ def _tables(text: str) -> list[list[list[str]]]:
 
 
 def test_quick_run_reports_every_row_with_sane_ratios() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--only", "W1,W5", "--no-peers"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = _run([sys.executable, "-m", "benchmarks", "--quick", "--only", "W1,W5", "--no-peers"])
     assert proc.returncode == 0, proc.stderr
     main, growth = _tables(proc.stdout)
     header = main[0]
@@ -84,14 +84,7 @@ def test_dask_glm_quick_run_checks_and_reports_both_models() -> None:
     """``benchmarks.dask_glm --quick``: a LocalCluster, both GLMs' gradients checked against
     dask-glm's (or its formulas) to 1e-12 before timing, a ratio per model."""
     pytest.importorskip("distributed")
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.dask_glm", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = _run([sys.executable, "-m", "benchmarks.dask_glm", "--quick"])
     assert proc.returncode == 0, proc.stderr
     (table,) = _tables(proc.stdout)
     assert table[0] == ["model", "implementation", "time (median)", "transforms / peer"]
@@ -110,14 +103,9 @@ def test_jit_sizes_quick_run_checks_every_curve_and_draws_the_figure(tmp_path: P
     implementation with a finite, positive time at every size, and the figure saved."""
     pytest.importorskip("matplotlib")
     figure = tmp_path / "jit.png"
-    proc = subprocess.run(
+    proc = _run(
         [sys.executable, "-m", "benchmarks.jit_sizes", "--quick", "--no-peers"]
-        + ["--figure", str(figure)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        + ["--figure", str(figure)]
     )
     assert proc.returncode == 0, proc.stderr
     (table,) = _tables(proc.stdout)
