@@ -1138,14 +1138,15 @@ def _jacrev(
         check_input_dtypes(diff, nums, name, holomorphic, forward)
         partial = partial_of(fun, args, kwargs, nums)
 
-        def linearize() -> tuple[Any, FlatPullback, Any]:
-            return vjp_flat(partial, diff, has_aux, name, flat=(flat_in, in_tree), loan=loan)
-
         held = 0  # with a budget: what the forward pass holds through the pushes, off it
         if memory_budget is None:
-            out, pullback, aux = linearize()
+            out, pullback, aux = vjp_flat(
+                partial, diff, has_aux, name, flat=(flat_in, in_tree), loan=loan
+            )
         else:
-            (out, pullback, aux), held = retained_bytes(linearize)
+            (out, pullback, aux), held = retained_bytes(
+                lambda: vjp_flat(partial, diff, has_aux, name, flat=(flat_in, in_tree), loan=loan)
+            )
         flat_out = tree_flatten(out)[0]
         for leaf in flat_out:
             if holomorphic or dtype_of(leaf).kind == "c":

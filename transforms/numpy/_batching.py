@@ -83,9 +83,9 @@ def detached(x: Any) -> Any:
     """``x``, or a copy of it where it is an identity basis or a view of one (a derivative
     that is the basis itself, ``jacfwd`` of the identity map): the user's result must own
     its memory, and a shared basis must never be handed out."""
-    if type(x) is np.ndarray and (is_identity_basis(x) or is_identity_basis(x.base)):
-        return x.copy()
-    return x
+    if type(x) is not np.ndarray or (id(x) not in _IDENTITIES and id(x.base) not in _IDENTITIES):
+        return x  # (by id first: the common case, no basis, costs no call)
+    return x.copy() if is_identity_basis(x) or is_identity_basis(x.base) else x
 
 
 def is_identity_basis(x: object) -> bool:

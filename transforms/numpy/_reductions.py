@@ -84,7 +84,14 @@ def _expand(ct: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
 # The impls call the ufuncs' ``reduce``: what ``np.sum``/``np.prod``/``np.max`` call after
 # their ``__array_function__`` dispatch and keyword handling (a microsecond per call, which a
 # reduction inside every pullback and batching rule pays many times over).
-sum_p = Primitive("sum", lambda x, axes, keepdims: reduce(np.add, x, axes, keepdims))
+sum_p = Primitive(
+    "sum",
+    lambda x, axes, keepdims: (
+        np.add.reduce(x, axes, keepdims=keepdims)
+        if type(x) is np.ndarray
+        else reduce(np.add, x, axes, keepdims)
+    ),
+)
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
 defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, x, axes, keepdims))
 defbatch(sum_p, reduction_rule(sum_p))
@@ -153,7 +160,14 @@ def _product_of_others(x: Any, axes: tuple[int, ...]) -> Any:
     return _shape.transpose(others, [int(i) for i in np.argsort(perm)])
 
 
-prod_p = Primitive("prod", lambda x, axes, keepdims: reduce(np.multiply, x, axes, keepdims))
+prod_p = Primitive(
+    "prod",
+    lambda x, axes, keepdims: (
+        np.multiply.reduce(x, axes, keepdims=keepdims)
+        if type(x) is np.ndarray
+        else reduce(np.multiply, x, axes, keepdims)
+    ),
+)
 defjvp(
     prod_p,
     lambda t, ans, x, axes, keepdims: sum_p.bind(
