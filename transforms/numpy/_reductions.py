@@ -80,18 +80,23 @@ def _expand(ct: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return _shape.broadcast_to(ct, shape)
 
 
+def _reducing(ufunc: np.ufunc) -> Callable[..., Any]:
+    """A reduction's implementation: ``ufunc.reduce`` called on an ndarray directly, through
+    the seam (``arrays.reduce``) for another library's array."""
+
+    def impl(x: Any, axes: Any, keepdims: bool) -> Any:
+        if type(x) is np.ndarray:
+            return ufunc.reduce(x, axes, keepdims=keepdims)
+        return reduce(ufunc, x, axes, keepdims)
+
+    return impl
+
+
 # ---- sum ---------------------------------------------------------------------------------
 # The impls call the ufuncs' ``reduce``: what ``np.sum``/``np.prod``/``np.max`` call after
 # their ``__array_function__`` dispatch and keyword handling (a microsecond per call, which a
 # reduction inside every pullback and batching rule pays many times over).
-sum_p = Primitive(
-    "sum",
-    lambda x, axes, keepdims: (
-        np.add.reduce(x, axes, keepdims=keepdims)
-        if type(x) is np.ndarray
-        else reduce(np.add, x, axes, keepdims)
-    ),
-)
+sum_p = Primitive("sum", _reducing(np.add))
 defjvp(sum_p, lambda t, ans, x, axes, keepdims: sum_p.bind(t, axes=axes, keepdims=keepdims))
 defvjp(sum_p, lambda ans, x, axes, keepdims: lambda ct: _expand(ct, x, axes, keepdims))
 defbatch(sum_p, reduction_rule(sum_p))
@@ -160,14 +165,7 @@ def _product_of_others(x: Any, axes: tuple[int, ...]) -> Any:
     return _shape.transpose(others, [int(i) for i in np.argsort(perm)])
 
 
-prod_p = Primitive(
-    "prod",
-    lambda x, axes, keepdims: (
-        np.multiply.reduce(x, axes, keepdims=keepdims)
-        if type(x) is np.ndarray
-        else reduce(np.multiply, x, axes, keepdims)
-    ),
-)
+prod_p = Primitive("prod", _reducing(np.multiply))
 defjvp(
     prod_p,
     lambda t, ans, x, axes, keepdims: sum_p.bind(
@@ -215,14 +213,7 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
 
 
 def _extremum(name: str, ufunc: np.ufunc) -> Primitive:
-    primitive = Primitive(
-        name,
-        lambda x, axes, keepdims: (
-            ufunc.reduce(x, axes, keepdims=keepdims)
-            if type(x) is np.ndarray
-            else reduce(ufunc, x, axes, keepdims)
-        ),
-    )
+    primitive = Primitive(name, _reducing(ufunc))
     defjvp(
         primitive,
         lambda t, ans, x, axes, keepdims: sum_p.bind(
