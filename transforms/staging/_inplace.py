@@ -25,24 +25,16 @@ layout) and no other value may see the write, so an op qualifies when:
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from ._program import Check, Op, Operand, Program, Var
+from ._program import OPERATOR_UFUNCS, Check, Op, Operand, Program, Var, ufunc_of
 
 __all__ = ["MIN_BYTES", "Reuse", "reusable"]
 
 MIN_BYTES = 1 << 15  # an operand smaller than this is not worth the check
-_OPERATORS: dict[Callable[..., Any], np.ufunc] = {
-    operator.add: np.add,
-    operator.sub: np.subtract,
-    operator.mul: np.multiply,
-    operator.truediv: np.true_divide,
-}
-_ELEMENTWISE_READERS = frozenset((*_OPERATORS, operator.pow))
+_ELEMENTWISE_READERS = frozenset((*OPERATOR_UFUNCS, operator.pow))
 
 
 @dataclass(frozen=True)
@@ -60,12 +52,10 @@ def _ufunc(op: Op) -> np.ufunc | None:
     """The ufunc ``op`` calls, if it is one of the elementwise kind this module rewrites."""
     if op.params or op.wrap or op.primitive.multiple_results:
         return None
-    if op.call is None:
-        impl = op.primitive.impl
-        if isinstance(impl, np.ufunc) and impl.nout == 1 and impl.signature is None:
-            return impl
+    ufunc = ufunc_of(op)
+    if ufunc is None or ufunc.nout != 1 or ufunc.signature is not None:
         return None  # (not a generalised ufunc either: matmul)
-    return _OPERATORS.get(op.call)
+    return ufunc
 
 
 def _makes_an_array(op: Op) -> bool:

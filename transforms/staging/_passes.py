@@ -37,7 +37,6 @@ and becomes a constant). Here:
 from __future__ import annotations
 
 import dataclasses
-import operator
 import struct
 from typing import Any
 
@@ -45,7 +44,7 @@ import numpy as np
 
 from transforms.core._quiet import _QUIET
 
-from ._program import Check, Const, Op, Operand, Program, Var
+from ._program import Check, Const, Op, Operand, Program, Var, ufunc_of
 
 __all__ = [
     "eliminate_common",
@@ -194,12 +193,7 @@ def eliminate_ones(program: Program) -> Program:
     return Program(program.inputs, kept, outputs, program.env)
 
 
-_ELEMENTWISE = {
-    "add": (np.add, operator.add),
-    "subtract": (np.subtract, operator.sub),
-    "multiply": (np.multiply, operator.mul),
-    "divide": (np.true_divide, operator.truediv),
-}
+_ARITHMETIC = frozenset((np.add, np.subtract, np.multiply, np.true_divide))
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -227,13 +221,9 @@ def uniform_constants(program: Program) -> Program:
     as a 0-d array (see the module docstring for when that is exact)."""
     kept: list[Op | Check] = []
     for instr in program.instructions:
-        calls = _ELEMENTWISE.get(instr.primitive.name) if isinstance(instr, Op) else None
         if (
             isinstance(instr, Op)
-            and calls is not None
-            and (
-                instr.call is calls[1] or (instr.call is None and instr.primitive.impl is calls[0])
-            )
+            and ufunc_of(instr) in _ARITHMETIC
             and len(instr.inputs) == 2
             and not instr.params
             and not instr.wrap

@@ -24,6 +24,7 @@ A constant is one of three kinds, which is what keeps a replay from being stale:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -32,7 +33,17 @@ import numpy as np
 
 from transforms.core import Primitive
 
-__all__ = ["Var", "Const", "Op", "Check", "EnvCheck", "Program", "Operand"]
+__all__ = [
+    "Var",
+    "Const",
+    "Op",
+    "Check",
+    "EnvCheck",
+    "Program",
+    "Operand",
+    "OPERATOR_UFUNCS",
+    "ufunc_of",
+]
 
 
 @dataclass(eq=False)
@@ -163,3 +174,23 @@ class Program:
         lines += [f"    {i}" for i in self.instructions]
         lines.append(f"  in ({', '.join(str(o) for o in self.outputs)}) }}")
         return "\n".join(lines)
+
+
+# The arithmetic ufuncs by the Python operator eager code applied for them (``x * y`` of
+# arrays: an op's ``call``), which runs the same ufunc loop.
+OPERATOR_UFUNCS: dict[Callable[..., Any], np.ufunc] = {
+    operator.add: np.add,
+    operator.sub: np.subtract,
+    operator.mul: np.multiply,
+    operator.truediv: np.true_divide,
+    operator.neg: np.negative,
+}
+
+
+def ufunc_of(op: Op) -> np.ufunc | None:
+    """The ufunc ``op`` computes: its primitive's implementation, or the one of the Python
+    operator eager code applied (``OPERATOR_UFUNCS``); ``None`` for any other op."""
+    if op.call is None:
+        impl = op.primitive.impl
+        return impl if isinstance(impl, np.ufunc) else None
+    return OPERATOR_UFUNCS.get(op.call)

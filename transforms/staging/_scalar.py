@@ -31,13 +31,11 @@ another function, a guard, an output: ``_codegen``).
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from transforms.core._quiet import _QUIET
 
-from ._program import Check, Const, Op, Operand, Program, Var
+from ._program import Check, Const, Op, Operand, Program, Var, ufunc_of
 
 __all__ = ["PYTHON_OPERATORS", "float_constant", "python_float_ops", "takes_python_floats"]
 
@@ -49,12 +47,13 @@ PYTHON_OPERATORS = {
     "negative": "-{}",
     "divide": "{} / {}",
 }
-_CALLS = {
-    "add": (np.add, operator.add),
-    "subtract": (np.subtract, operator.sub),
-    "multiply": (np.multiply, operator.mul),
-    "negative": (np.negative, operator.neg),
-    "divide": (np.true_divide, operator.truediv),
+# The ufuncs computed on Python floats, by the primitive's name.
+_UFUNCS = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "negative": np.negative,
+    "divide": np.true_divide,
 }
 _EXACT_INT = 2**53  # an integer of at most this magnitude is a double exactly
 
@@ -79,11 +78,10 @@ def float_constant(const: Const) -> float | None:
 
 
 def _eligible(op: Op) -> bool:
-    calls = _CALLS.get(op.primitive.name)
-    if calls is None or op.params or op.primitive.multiple_results or op.errstate is not _QUIET:
+    ufunc = _UFUNCS.get(op.primitive.name)
+    if ufunc is None or op.params or op.primitive.multiple_results or op.errstate is not _QUIET:
         return False
-    ufunc, python = calls
-    if op.call is not python and not (op.call is None and op.primitive.impl is ufunc):
+    if ufunc_of(op) is not ufunc:  # (by its ufunc, or the Python operator eager code applied)
         return False
     if len(op.inputs) != ufunc.nin or not _float64_scalar(op.outputs[0]):
         return False
